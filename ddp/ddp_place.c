@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int ddp_placeholder_ddp_place;

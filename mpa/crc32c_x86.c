@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int mpa_placeholder_crc32c_x86;

@@ -1,0 +1,3 @@
+#ifndef MPA_FPDU_H
+#define MPA_FPDU_H
+#endif

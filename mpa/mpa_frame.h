@@ -1,0 +1,3 @@
+#ifndef MPA_FRAME_H
+#define MPA_FRAME_H
+#endif

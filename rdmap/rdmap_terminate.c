@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int rdmap_placeholder_rdmap_terminate;

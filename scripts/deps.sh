@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages softrnic builds, tests and demos with, when any is missing.
+# Safe to run repeatedly: it does nothing once everything is there.
+set -euo pipefail
+
+PACKAGES=(
+  gcc clang libclang-rt-14-dev pkg-config meson ninja-build python3
+  libcmocka-dev libpcap-dev libbsd-dev tshark
+  dpdk-dev libdpdk-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer it up front so nothing blocks.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

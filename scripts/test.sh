@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Builds softrnic and runs every test: the unit and integration tests in a normal build and
+# again under ASan+UBSan, then a short bounded run of each fuzz target from its kept corpus.
+# Ends with one line "N passed, N failed" and exits non-zero if anything failed.
+#   FUZZ_SECONDS=N   seconds per fuzz target (default 20; 0 skips fuzzing)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+bash scripts/deps.sh || { echo "deps: could not install the packages the tests need" >&2; exit 1; }
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+passed=0
+failed=0
+failures=()
+
+count_meson_results() {   # $1 = build dir, $2 = label
+  local log="$1/meson-logs/testlog.json"
+  [ -f "$log" ] || { failed=$((failed + 1)); failures+=("$2: no test log"); return; }
+  local counts
+  counts=$(python3 - "$log" <<'PY'
+import json, sys
+ok = bad = 0
+names = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["result"] in ("OK", "EXPECTEDFAIL", "SKIP"):
+        ok += 1
+    else:
+        bad += 1
+        names.append(r["name"])
+print(ok, bad, " ".join(names))
+PY
+)
+  read -r p f names <<<"$counts"
+  passed=$((passed + p))
+  failed=$((failed + f))
+  [ "$f" -gt 0 ] && failures+=("$2: $names")
+}
+
+run_build() {   # $1 = dir, $2 = label, rest = meson setup options
+  local dir=$1 label=$2
+  shift 2
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; failed=$((failed + 1)); failures+=("$label: setup"); return 1; }
+  fi
+  if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+    tail -50 "$dir.build.log"; failed=$((failed + 1)); failures+=("$label: build"); return 1
+  fi
+  return 0
+}
+
+echo "== build and test (debugoptimized)"
+if run_build build plain; then
+  meson test -C build --print-errorlogs --num-processes 2 | tail -25
+  count_meson_results build plain
+fi
+
+echo "== build and test (ASan + UBSan)"
+if run_build build-san sanitizers -Db_sanitize=address,undefined -Db_lundef=false; then
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-san --print-errorlogs --num-processes 2 | tail -25
+  count_meson_results build-san sanitizers
+fi
+
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+  echo "== fuzz (${FUZZ_SECONDS}s per target, libFuzzer)"
+  if CC=clang run_build build-fuzz fuzz -Dfuzz=true -Db_lundef=false -Db_sanitize=address,undefined; then
+    for target in build-fuzz/tests/fuzz/fuzz_*; do
+      [ -x "$target" ] || continue
+      name=$(basename "$target")
+      corpus="$ROOT/tests/fuzz/corpus/${name#fuzz_}"
+      work=$(mktemp -d)
+      # Fuzz into a scratch corpus so the kept one changes only when someone commits to it.
+      if "$target" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$work" "$corpus" \
+           >"build-fuzz/$name.log" 2>&1; then
+        passed=$((passed + 1)); echo "fuzz $name: ok"
+      else
+        failed=$((failed + 1)); failures+=("fuzz: $name"); echo "fuzz $name: FAILED"; tail -30 "build-fuzz/$name.log"
+      fi
+      rm -rf "$work"
+    done
+  fi
+fi
+
+echo
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
