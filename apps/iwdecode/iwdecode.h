@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mpa.h"
 #include "wiretrace.h"
@@ -33,7 +34,6 @@ struct iwd_seg {
 	uint32_t seq;           /* TCP sequence number of its first octet */
 	size_t ulpdu_len;       /* MPA ULPDU_Length */
 	bool crc;               /* CRC negotiated (and then verified good: a bad one is an error) */
-	uint32_t crc_value;     /* CRC field as on the wire, read little-endian (0 if absent) */
 
 	/* DDP */
 	bool ddp_ok;            /* header decoded and valid */
@@ -81,10 +81,35 @@ typedef void (*iwd_seg_cb)(void *arg, const struct iwd_conn *c, const struct iwd
 int iwd_decode_conn(const struct wt_capture *cap, size_t idx, struct iwd_conn *c,
 		    iwd_seg_cb cb, void *arg);
 
+/* ---- output (iwd_format.c) ------------------------------------------------------------- */
+
 /* RDMAP opcode name ("Write", "Read Request", ...). */
 const char *iwd_opcode_name(uint8_t opcode);
 
+/* Column titles matching iwd_seg_format()'s lines. */
+#define IWD_SEG_TITLE "frame dir opcode                T/U L  fields"
+
 /* One-line description of s, as iwarp-dump prints it (no newline). */
 void iwd_seg_format(const struct iwd_seg *s, char *buf, size_t len);
+
+/* Tab-separated form read by tests/wire/iwarp_check.py: the "#frame ..." title line and
+ * one line per FPDU. with_error adds a last column, the decoder's error or "-". */
+void iwd_tsv_title(FILE *f, bool with_error);
+void iwd_seg_tsv(FILE *f, const struct iwd_seg *s, bool with_error);
+
+/* ---- collecting FPDUs (iwd_seglist.c) --------------------------------------------------- */
+
+/* A growing copy of the FPDUs iwd_decode_conn() reports (ulpdu pointers cleared). */
+struct iwd_seglist {
+	struct iwd_seg *v;
+	size_t n, cap;
+	bool oom;               /* an append failed: the list is incomplete */
+};
+
+/* An iwd_seg_cb: appends s to the struct iwd_seglist at arg. */
+void iwd_seglist_add(void *arg, const struct iwd_conn *c, const struct iwd_seg *s);
+/* Sorts into wire order: by frame, then connection, direction and index. */
+void iwd_seglist_sort(struct iwd_seglist *l);
+void iwd_seglist_free(struct iwd_seglist *l);
 
 #endif

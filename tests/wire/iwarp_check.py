@@ -7,6 +7,10 @@
       is on, no malformed packet or expert error, valid IPv4/TCP checksums, no TCP analysis
       flags, and DDP/RDMAP fields equal to what was encoded (the demo's expectation TSV).
 
+  iwarp_check.py pcap --pcap PCAP --expect TSV --dump PATH [--list]
+      The same checks on one pcap softrnic-demo wrote (its -e TSV); --list prints tshark's
+      view of every FPDU. Ends with a one-line verdict (scripts/demo.sh shows it).
+
   iwarp_check.py golden --dump PATH --traces DIR
       For every pcap under DIR (and DIR/linux-6.1), decodes all FPDUs with iwarp-dump (our
       decoder) and compares them FPDU by FPDU with tshark's view of the same file.
@@ -397,8 +401,52 @@ def compare_mpa(label, pkts, mpa_rows):
                                                                  a[k], b.get(k)))
 
 
+def marker_sync(conns, rows, mpa_rows):
+    """Where tshark loses marker sync (marker_cutoffs) as {(conn, dir): FPDU index}, and as
+    {sender endpoint: first frame tshark no longer dissects}."""
+    marker_dirs = set()
+    for m in mpa_rows:
+        if m["marker_flag"]:
+            # M in the Request: markers in what the server sends; in the Reply: client.
+            marker_dirs.add((m["conn"], "s>c" if m["kind"] == "req" else "c>s"))
+    cut = marker_cutoffs(rows, marker_dirs)
+    skip_from = {}
+    for (c, d), k in cut.items():
+        r = [x for x in rows if x["conn"] == c and x["dir"] == d and x["idx"] == k][0]
+        src = conns[c][0] if d == "c>s" else conns[c][1]
+        skip_from[src] = r["frame"]
+    return cut, skip_from
+
+
+def check_generated(label, pkts, conns, rows, mpa_rows):
+    """Frame-level and MPA Request/Reply checks of a pcap softrnic-demo wrote. Returns the
+    marker cutoffs for compare()."""
+    cut, skip_from = marker_sync(conns, rows, mpa_rows)
+    check_frames_generic(label, pkts, True, skip_from)
+    compare_mpa(label, pkts, mpa_rows)
+    return cut
+
+
+def crc_connections(mpa_rows):
+    """Connections whose Request or Reply sets C (CRC on both ways)."""
+    by_conn = collections.defaultdict(dict)
+    for m in mpa_rows:
+        by_conn[m["conn"]][m["kind"]] = m
+    return {c for c, d in by_conn.items()
+            if d.get("req", {}).get("crc_flag") or d.get("rep", {}).get("crc_flag")}
+
+
+def good_crc_count(pkts):
+    return sum(1 for pk in pkts for fp in pk.fpdus
+               if fp.crc_check and "Good CRC32" in fp.crc_check)
+
+
 OPNAMES = {0: "Write", 1: "ReadReq", 2: "ReadResp", 3: "Send", 4: "SendInv", 5: "SendSE",
            6: "SendSEInv", 7: "Terminate"}
+# As softrnic's decoder prints them (iwd_opcode_name).
+OPNAMES_LONG = {0: "Write", 1: "Read Request", 2: "Read Response", 3: "Send",
+                4: "Send w/ Invalidate", 5: "Send w/ SE", 6: "Send w/ SE+Invalidate",
+                7: "Terminate"}
 
 
 def fmt_counts(c):
@@ -452,19 +500,7 @@ def roundtrip(args):
         if not pkts:
             fail("%s: tshark shows no packets" % name)
             continue
-        marker_dirs = set()
-        for m in mpa_rows:
-            if m["marker_flag"]:
-                # M in the Request: markers in what the server sends; in the Reply: client.
-                marker_dirs.add((m["conn"], "s>c" if m["kind"] == "req" else "c>s"))
-        cut = marker_cutoffs(rows, marker_dirs)
-        skip_from = {}
-        for (c, d), k in cut.items():
-            r = [x for x in rows if x["conn"] == c and x["dir"] == d and x["idx"] == k][0]
-            src = conns[c][0] if d == "c>s" else conns[c][1]
-            skip_from[src] = r["frame"]
-        check_frames_generic(name, pkts, True, skip_from)
-        compare_mpa(name, pkts, mpa_rows)
+        cut = check_generated(name, pkts, conns, rows, mpa_rows)
         for pk in pkts:
             for d in pk.mpa_frames:
                 if d["kind"] == "req":
@@ -475,8 +511,7 @@ def roundtrip(args):
         # Our decoder (iwarp-dump) must agree with the encoder too.
         if len(drows) != len(rows):
             fail("%s: iwarp-dump found %d FPDUs, encoder wrote %d" % (name, len(drows), len(rows)))
-        goodcrc = sum(1 for pk in pkts for fp in pk.fpdus
-                      if fp.crc_check and "Good CRC32" in fp.crc_check)
+        goodcrc = good_crc_count(pkts)
         print("%-26s %4d frames %4d FPDUs, tshark Good CRC32 %4d; %s" %
               (name, len(pkts), n, goodcrc, fmt_counts(ct)))
         if co != ct:
@@ -484,6 +519,41 @@ def roundtrip(args):
         total += n
     print("roundtrip: %d variants, %d FPDUs compared, %d failures" %
           (len(variants), total, len(failures)))
+
+
+def list_tshark_fpdus(pkts, conns):
+    """One line per FPDU as tshark dissects it."""
+    clients = {v[0] for v in conns.values()}
+    print("frame dir opcode                ULPDU_Length  CRC (tshark)")
+    for pk in pkts:
+        for fp in pk.fpdus:
+            v = tshark_view(fp)
+            crc = fp.crc_check.split("(")[-1].rstrip(")") if fp.crc_check else "not checked"
+            print("%5d %s %-21s %12s  %s" % (fp.frame, "c>s" if fp.src in clients else "s>c",
+                                              OPNAMES_LONG.get(v.get("opcode"), "?"),
+                                              v.get("ulpdu_len"), crc))
+
+
+def check_pcap(args):
+    with open(args.expect) as f:
+        conns, rows, _, _ = read_tsv(f.read())
+    rc, dout, derr = run([args.dump, "-t", args.pcap], timeout=60)
+    if rc != 0:
+        fail("iwarp-dump exit %d: %s" % (rc, derr[-300:]))
+    _, _, mpa_rows, _ = read_tsv(dout)
+    pkts = parse_pdml(args.pcap, True)
+    if not pkts:
+        fail("tshark shows no packets")
+        return
+    if args.list:
+        list_tshark_fpdus(pkts, conns)
+    cut = check_generated(args.pcap, pkts, conns, rows, mpa_rows)
+    n, co, ct = compare(args.pcap, pkts, conns, rows, crc_connections(mpa_rows), cut)
+    if co != ct:
+        fail("opcode counts ours %s, tshark %s" % (fmt_counts(co), fmt_counts(ct)))
+    nts = sum(len(pk.fpdus) for pk in pkts)
+    print("tshark: %d FPDUs, %d with Good CRC32; %d of the %d FPDUs encoded compared field by "
+          "field, %d differences" % (nts, good_crc_count(pkts), n, len(rows), len(failures)))
 
 
 def golden(args):
@@ -501,18 +571,12 @@ def golden(args):
         conns, rows, mpa_rows, errors = read_tsv(out)
         for e in errors:
             fail("%s: %s" % (name, e))
-        crc_conns = set()
-        by_conn = collections.defaultdict(dict)
-        for m in mpa_rows:
-            by_conn[m["conn"]][m["kind"]] = m
-        for c, d in by_conn.items():
-            if d.get("req", {}).get("crc_flag") or d.get("rep", {}).get("crc_flag"):
-                crc_conns.add(c)
+        crc_conns = crc_connections(mpa_rows)
         pkts = parse_pdml(path, False)
         check_frames_generic(name, pkts, False)
         compare_mpa(name, pkts, mpa_rows)
         n, co, ct = compare(name, pkts, conns, [r for r in rows], crc_conns)
-        nmpa = sum(1 for v in by_conn.values() if "req" in v)
+        nmpa = sum(1 for m in mpa_rows if m["kind"] == "req")
         print("%-34s %d MPA conns%s, %4d FPDUs: %s" % (name, nmpa,
               " (CRC)" if crc_conns else "", n, fmt_counts(co)))
         if co != ct:
@@ -523,18 +587,26 @@ def golden(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["roundtrip", "golden"])
+    ap.add_argument("mode", choices=["roundtrip", "golden", "pcap"])
+    ap.add_argument("--pcap", help="pcap mode: the file softrnic-demo wrote")
     ap.add_argument("--demo")
     ap.add_argument("--dump", required=True)
     ap.add_argument("--traces")
     ap.add_argument("--workdir")
+    ap.add_argument("--expect", help="pcap mode: softrnic-demo's -e TSV")
+    ap.add_argument("--list", action="store_true", help="pcap mode: print tshark's FPDUs")
     args = ap.parse_args()
     tshark_cmd()
     for p in (args.demo, args.dump):
         if p and not os.access(p, os.X_OK):
             print("FAIL: %s is not executable" % p)
             return 1
-    if args.mode == "roundtrip":
+    if args.mode == "pcap":
+        if not args.pcap or not args.expect:
+            print("FAIL: pcap mode needs --pcap and --expect")
+            return 1
+        check_pcap(args)
+    elif args.mode == "roundtrip":
         if not args.demo:
             print("FAIL: --demo is required")
             return 1

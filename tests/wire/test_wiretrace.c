@@ -15,9 +15,29 @@
 
 static char tmpdir[256];
 
-static void tmp_path(char *buf, size_t len, const char *name)
+/* A pcap being written in tmpdir, and the two endpoints of its connections. */
+struct pcap_fixture {
+	char path[300];
+	struct wt_writer *w;
+	struct wt_endpoint cl, sv;
+};
+
+/* Opens tmpdir/name; the client is host `host`, the server host + 1. */
+static void fixture_open(struct pcap_fixture *f, const char *name, uint8_t host,
+			 uint16_t client_port, uint16_t server_port)
 {
-	snprintf(buf, len, "%s/%s", tmpdir, name);
+	char err[256];
+	snprintf(f->path, sizeof(f->path), "%s/%s", tmpdir, name);
+	f->w = wt_writer_open(f->path, err, sizeof(err));
+	assert_non_null(f->w);
+	wt_endpoint_make(&f->cl, host, client_port);
+	wt_endpoint_make(&f->sv, (uint8_t)(host + 1), server_port);
+}
+
+static void load_ok(const char *path, struct wt_capture *cap)
+{
+	char err[256];
+	assert_int_equal(wt_capture_load(path, cap, err, sizeof(err)), 0);
 }
 
 /* Independent checksum: one's-complement sum with the carry folded at every step. */
@@ -122,16 +142,11 @@ static void check_seq_ack(const char *path, const struct wt_endpoint *client, un
 static void test_connection_roundtrip(void **state)
 {
 	(void)state;
-	char path[300], err[256];
-	tmp_path(path, sizeof(path), "rt.pcap");
-	struct wt_writer *w = wt_writer_open(path, err, sizeof(err));
-	assert_non_null(w);
-	struct wt_endpoint cl, sv;
-	wt_endpoint_make(&cl, 11, 45678);
-	wt_endpoint_make(&sv, 12, 7174);
+	struct pcap_fixture f;
+	fixture_open(&f, "rt.pcap", 11, 45678, 7174);
 	struct wt_tcp c;
 	/* ISNs near the wrap so sequence arithmetic must be modular. */
-	wt_tcp_init(&c, w, &cl, &sv, 0xffffff00u, 0x7ffffff0u, 1000);
+	wt_tcp_init(&c, f.w, &f.cl, &f.sv, 0xffffff00u, 0x7ffffff0u, 1000);
 	assert_int_equal(wt_tcp_handshake(&c), 0);
 	static uint8_t a[5000], b[700];
 	fill(a, sizeof(a), 1);
@@ -147,15 +162,15 @@ static void test_connection_roundtrip(void **state)
 	assert_int_equal(wt_tcp_ack(&c, WT_SERVER), 0);
 	assert_int_equal(wt_tcp_close(&c, WT_CLIENT), 0);
 	assert_int_equal(wt_tcp_send(&c, WT_CLIENT, a, 1), -1);
-	unsigned written = wt_writer_frames(w);
-	assert_int_equal(wt_writer_close(w), 0);
+	unsigned written = wt_writer_frames(f.w);
+	assert_int_equal(wt_writer_close(f.w), 0);
 
 	unsigned nframes;
-	check_seq_ack(path, &cl, &nframes);
+	check_seq_ack(f.path, &f.cl, &nframes);
 	assert_int_equal(nframes, written);
 
 	struct wt_capture cap;
-	assert_int_equal(wt_capture_load(path, &cap, err, sizeof(err)), 0);
+	load_ok(f.path, &cap);
 	assert_int_equal(cap.nframes, written);
 	assert_int_equal(cap.tcp_frames, written);
 	assert_int_equal(cap.bad_ip_csum, 0);
@@ -167,7 +182,7 @@ static void test_connection_roundtrip(void **state)
 	assert_int_equal(k->last_frame, written);
 	assert_int_equal(k->dir[0].src.port, 45678);
 	assert_int_equal(k->dir[1].src.port, 7174);
-	assert_memory_equal(k->dir[0].src.mac, cl.mac, 6);
+	assert_memory_equal(k->dir[0].src.mac, f.cl.mac, 6);
 	assert_int_equal(k->dir[0].isn, 0xffffff00u);
 	assert_int_equal(k->dir[1].isn, 0x7ffffff0u);
 	assert_int_equal(k->dir[0].len, 5000);
@@ -199,40 +214,35 @@ static void test_connection_roundtrip(void **state)
 	for (int i = 0; i < 7; i++)
 		assert_int_equal(k->dir[0].chunks[i].len, lens[i]);
 	wt_capture_free(&cap);
-	unlink(path);
+	unlink(f.path);
 }
 
 static void test_reorder_duplicates_holes(void **state)
 {
 	(void)state;
-	char path[300], err[256];
-	tmp_path(path, sizeof(path), "ooo.pcap");
-	struct wt_writer *w = wt_writer_open(path, err, sizeof(err));
-	assert_non_null(w);
-	struct wt_endpoint cl, sv;
-	wt_endpoint_make(&cl, 1, 1111);
-	wt_endpoint_make(&sv, 2, 2222);
+	struct pcap_fixture f;
+	fixture_open(&f, "ooo.pcap", 1, 1111, 2222);
 	struct wt_tcp c;
-	wt_tcp_init(&c, w, &cl, &sv, 1000, 5000, 0);
+	wt_tcp_init(&c, f.w, &f.cl, &f.sv, 1000, 5000, 0);
 	assert_int_equal(wt_tcp_handshake(&c), 0); /* frames 1..3 */
 	uint8_t d[600];
 	fill(d, sizeof(d), 7);
 	uint32_t base = c.nxt[WT_CLIENT];
-	uint8_t f = WT_TCP_ACK;
-	assert_int_equal(wt_tcp_segment(&c, 0, base + 100, f, d + 100, 100), 0); /* 4: ahead */
-	assert_int_equal(wt_tcp_segment(&c, 0, base + 200, f, d + 200, 100), 0); /* 5: ahead */
-	assert_int_equal(wt_tcp_segment(&c, 0, base + 200, f, d + 200, 100), 0); /* 6: dup pending */
-	assert_int_equal(wt_tcp_segment(&c, 0, base, f, d, 100), 0);             /* 7: fills hole */
-	assert_int_equal(wt_tcp_segment(&c, 0, base + 100, f, d + 100, 100), 0); /* 8: retransmit */
-	assert_int_equal(wt_tcp_segment(&c, 0, base + 150, f, d + 150, 200), 0); /* 9: overlap */
-	assert_int_equal(wt_tcp_segment(&c, 0, base + 500, f, d + 500, 100), 0); /* 10: after hole */
-	/* Server side: the data arrives in order but with a wrong-direction-looking FIN. */
+	uint8_t ack = WT_TCP_ACK;
+	assert_int_equal(wt_tcp_segment(&c, 0, base + 100, ack, d + 100, 100), 0); /* 4: ahead */
+	assert_int_equal(wt_tcp_segment(&c, 0, base + 200, ack, d + 200, 100), 0); /* 5: ahead */
+	assert_int_equal(wt_tcp_segment(&c, 0, base + 200, ack, d + 200, 100), 0); /* 6: dup pending */
+	assert_int_equal(wt_tcp_segment(&c, 0, base, ack, d, 100), 0);             /* 7: fills hole */
+	assert_int_equal(wt_tcp_segment(&c, 0, base + 100, ack, d + 100, 100), 0); /* 8: retransmit */
+	assert_int_equal(wt_tcp_segment(&c, 0, base + 150, ack, d + 150, 200), 0); /* 9: overlap */
+	assert_int_equal(wt_tcp_segment(&c, 0, base + 500, ack, d + 500, 100), 0); /* 10: after hole */
+	/* Server side: 10 octets whose ACK covers the 350 contiguous client octets. */
 	c.nxt[WT_CLIENT] = base + 350;
 	assert_int_equal(wt_tcp_send(&c, WT_SERVER, d, 10), 1);
-	assert_int_equal(wt_writer_close(w), 0);
+	assert_int_equal(wt_writer_close(f.w), 0);
 
 	struct wt_capture cap;
-	assert_int_equal(wt_capture_load(path, &cap, err, sizeof(err)), 0);
+	load_ok(f.path, &cap);
 	assert_int_equal(cap.nconns, 1);
 	struct wt_stream *s = &cap.conns[0].dir[0];
 	assert_int_equal(s->segments, 7);
@@ -261,22 +271,17 @@ static void test_reorder_duplicates_holes(void **state)
 	assert_int_equal(ch->seq, base + 150);
 	assert_int_equal(cap.conns[0].dir[1].len, 10);
 	wt_capture_free(&cap);
-	unlink(path);
+	unlink(f.path);
 }
 
 static void test_port_reuse_and_bad_checksum(void **state)
 {
 	(void)state;
-	char path[300], err[256];
-	tmp_path(path, sizeof(path), "reuse.pcap");
-	struct wt_writer *w = wt_writer_open(path, err, sizeof(err));
-	assert_non_null(w);
-	struct wt_endpoint cl, sv;
-	wt_endpoint_make(&cl, 1, 1111);
-	wt_endpoint_make(&sv, 2, 2222);
+	struct pcap_fixture f;
+	fixture_open(&f, "reuse.pcap", 1, 1111, 2222);
 	struct wt_tcp c;
 	for (int i = 0; i < 2; i++) {
-		wt_tcp_init(&c, w, &cl, &sv, 100u + (uint32_t)i * 1000000u, 7u, 0);
+		wt_tcp_init(&c, f.w, &f.cl, &f.sv, 100u + (uint32_t)i * 1000000u, 7u, 0);
 		assert_int_equal(wt_tcp_handshake(&c), 0);
 		assert_int_equal(wt_tcp_send(&c, WT_CLIENT, "hello", 5), 1);
 		assert_int_equal(wt_tcp_send(&c, WT_SERVER, i ? "two" : "one", 3), 1);
@@ -284,17 +289,17 @@ static void test_port_reuse_and_bad_checksum(void **state)
 	}
 	/* A frame with a corrupted payload byte and one with a corrupted IP header. */
 	uint8_t frame[200];
-	size_t n = wt_build_frame(frame, sizeof(frame), &cl, &sv, 1, 5, 5, WT_TCP_ACK, 1, NULL, 0,
-				  "xyz", 3);
+	size_t n = wt_build_frame(frame, sizeof(frame), &f.cl, &f.sv, 1, 5, 5, WT_TCP_ACK, 1, NULL,
+				  0, "xyz", 3);
 	frame[n - 1] ^= 1;
-	assert_int_equal(wt_writer_frame(w, frame, n), 0);
+	assert_int_equal(wt_writer_frame(f.w, frame, n), 0);
 	frame[n - 1] ^= 1;
 	frame[14 + 8] = 1; /* TTL */
-	assert_int_equal(wt_writer_frame(w, frame, n), 0);
-	assert_int_equal(wt_writer_close(w), 0);
+	assert_int_equal(wt_writer_frame(f.w, frame, n), 0);
+	assert_int_equal(wt_writer_close(f.w), 0);
 
 	struct wt_capture cap;
-	assert_int_equal(wt_capture_load(path, &cap, err, sizeof(err)), 0);
+	load_ok(f.path, &cap);
 	assert_int_equal(cap.nconns, 2);
 	assert_int_equal(cap.bad_tcp_csum, 1);
 	assert_int_equal(cap.bad_ip_csum, 1);
@@ -302,7 +307,7 @@ static void test_port_reuse_and_bad_checksum(void **state)
 	assert_memory_equal(cap.conns[1].dir[1].data, "two", 3);
 	assert_int_equal(cap.conns[1].dir[0].isn, 1000100u);
 	wt_capture_free(&cap);
-	unlink(path);
+	unlink(f.path);
 }
 
 static void test_errors(void **state)
@@ -321,10 +326,10 @@ static void test_golden_rping(void **state)
 	(void)state;
 	const char *dir = getenv("SOFTRNIC_TRACES");
 	assert_non_null(dir); /* the test must not pass without its input */
-	char path[512], err[256];
+	char path[512];
 	snprintf(path, sizeof(path), "%s/rping-stock.pcap", dir);
 	struct wt_capture cap;
-	assert_int_equal(wt_capture_load(path, &cap, err, sizeof(err)), 0);
+	load_ok(path, &cap);
 	assert_int_equal(cap.nframes, 34);
 	assert_int_equal(cap.tcp_frames, 34);
 	assert_int_equal(cap.bad_ip_csum + cap.bad_tcp_csum, 0);
@@ -339,7 +344,7 @@ static void test_golden_rping(void **state)
 	wt_capture_free(&cap);
 
 	snprintf(path, sizeof(path), "%s/ib_read_bw-stock.pcap", dir);
-	assert_int_equal(wt_capture_load(path, &cap, err, sizeof(err)), 0);
+	load_ok(path, &cap);
 	assert_int_equal(cap.nframes, 219);
 	assert_int_equal(cap.nconns, 2);
 	for (size_t i = 0; i < 2; i++) {
