@@ -1,0 +1,171 @@
+/* The transport interface under the RNIC: a reliable, ordered byte stream (TCP) between two
+ * endpoints. The kernel socket transport (rn_sock.c) implements it now; softrnic's own TCP
+ * engine on DPDK implements it later. Connection setup (rn_cm) and the QPs use only this
+ * header, so they never know which transport carries them.
+ *
+ * Model
+ *   - A transport is a table of operations plus an opaque context (struct rn_transport).
+ *   - A connection handle (struct rn_conn) is created by listen / accept / connect and is
+ *     embedded as the FIRST member of the implementation's own connection struct. One handle
+ *     is either a listener or a stream, never both.
+ *   - Every operation is non-blocking. Errors are negative errno values; -EAGAIN means "not
+ *     now, wait on rn_conn_fd() and retry". No operation raises a signal (no SIGPIPE).
+ *   - A handle is used by one thread at a time; the caller serialises (the progress engine
+ *     owns it after connection setup).
+ *
+ * Ownership rules (what a zero-copy engine must also honour)
+ *   - sendv: the octets reported as accepted belong to the transport from the moment the call
+ *     returns; the caller may reuse or free its buffers immediately. A zero-copy engine copies
+ *     into its own transmit buffers (or pins and references them and completes later through a
+ *     separate operation that this interface does not have yet). Octets not accepted stay the
+ *     caller's: it retries with the rest. Partial acceptance may split an FPDU anywhere; framing
+ *     is the caller's business.
+ *   - recv: copies received stream octets into the caller's buffer. The transport keeps no
+ *     reference to it after the call.
+ *   - close / abort release the handle: the pointer is invalid after the call, whatever the
+ *     outcome. Handles are never shared between transports.
+ */
+#ifndef RN_TRANSPORT_H
+#define RN_TRANSPORT_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct rn_transport;
+struct rn_conn;
+
+struct rn_transport_ops {
+	const char *name; /* "sock", "dpdk", ... for logs */
+
+	/* Listen on addr (IPv4 or IPv6; port 0 picks a free one, see local_addr) with the given
+	 * backlog. *out is a listener handle. */
+	int (*listen)(const struct rn_transport *t, const struct sockaddr *addr, socklen_t len,
+		      int backlog, struct rn_conn **out);
+
+	/* Take one pending connection from a listener: 0 with *out a connected stream handle,
+	 * -EAGAIN when none is pending (the listener's fd turns readable when one is). */
+	int (*accept)(struct rn_conn *listener, struct rn_conn **out);
+
+	/* Start connecting to addr. Returns 0 with *out a handle whose connection is in
+	 * progress or already up (see connect_status), or a negative errno with no handle when
+	 * the attempt failed at once (e.g. -ECONNREFUSED, -ENETUNREACH). */
+	int (*connect)(const struct rn_transport *t, const struct sockaddr *addr, socklen_t len,
+		       struct rn_conn **out);
+
+	/* Completion of connect: 0 connected, -EINPROGRESS still going (wait for the fd to turn
+	 * writable), or the failure (-ECONNREFUSED, -ETIMEDOUT, ...). Stable once not
+	 * -EINPROGRESS. Always 0 on accepted streams. */
+	int (*connect_status)(struct rn_conn *c);
+
+	/* Send octets gathered from iov[0..iovcnt). Returns the number accepted (>= 1, possibly
+	 * fewer than offered), -EAGAIN if none fit now (wait for writable), or an error
+	 * (-EPIPE, -ECONNRESET, ...). */
+	ssize_t (*sendv)(struct rn_conn *c, const struct iovec *iov, unsigned iovcnt);
+
+	/* Receive up to len octets into buf. Returns octets copied (>= 1), 0 at end of stream
+	 * (the peer sent FIN and everything before it was received), -EAGAIN if none are
+	 * available (wait for readable), or an error (-ECONNRESET when the peer reset). */
+	ssize_t (*recv)(struct rn_conn *c, void *buf, size_t len);
+
+	/* Send FIN after everything already accepted; receiving goes on. */
+	int (*shutdown_write)(struct rn_conn *c);
+
+	/* Orderly close: queued octets are still delivered, then FIN. Frees the handle. */
+	void (*close)(struct rn_conn *c);
+
+	/* Abortive close: discard queued octets and send RST (SO_LINGER 0 on sockets). Frees
+	 * the handle. */
+	void (*abort)(struct rn_conn *c);
+
+	/* A file descriptor that is readable when accept/recv would not return -EAGAIN (or the
+	 * stream ended/failed) and writable when sendv would accept octets or connect finished
+	 * (level-triggered, usable with poll and epoll). The transport owns it: never close it
+	 * or read/write it directly. */
+	int (*fd)(const struct rn_conn *c);
+
+	/* Local / peer address of the handle (peer: streams only). *len is in/out as for
+	 * getsockname(2). */
+	int (*local_addr)(const struct rn_conn *c, struct sockaddr *addr, socklen_t *len);
+	int (*peer_addr)(const struct rn_conn *c, struct sockaddr *addr, socklen_t *len);
+};
+
+struct rn_transport {
+	const struct rn_transport_ops *ops;
+	void *ctx; /* implementation state (NULL for kernel sockets) */
+};
+
+/* Base of every connection handle; implementations embed it first. */
+struct rn_conn {
+	const struct rn_transport_ops *ops;
+};
+
+/* The kernel TCP socket transport (rn_sock.c): a process-wide constant. */
+const struct rn_transport *rn_sock_transport(void);
+
+/* ---- call-through helpers ------------------------------------------------------------- */
+
+static inline int rn_tp_listen(const struct rn_transport *t, const struct sockaddr *addr,
+			       socklen_t len, int backlog, struct rn_conn **out)
+{
+	return t->ops->listen(t, addr, len, backlog, out);
+}
+
+static inline int rn_tp_connect(const struct rn_transport *t, const struct sockaddr *addr,
+				socklen_t len, struct rn_conn **out)
+{
+	return t->ops->connect(t, addr, len, out);
+}
+
+static inline int rn_conn_accept(struct rn_conn *l, struct rn_conn **out)
+{
+	return l->ops->accept(l, out);
+}
+
+static inline int rn_conn_connect_status(struct rn_conn *c)
+{
+	return c->ops->connect_status(c);
+}
+
+static inline ssize_t rn_conn_sendv(struct rn_conn *c, const struct iovec *iov, unsigned n)
+{
+	return c->ops->sendv(c, iov, n);
+}
+
+static inline ssize_t rn_conn_recv(struct rn_conn *c, void *buf, size_t len)
+{
+	return c->ops->recv(c, buf, len);
+}
+
+static inline int rn_conn_shutdown_write(struct rn_conn *c)
+{
+	return c->ops->shutdown_write(c);
+}
+
+static inline void rn_conn_close(struct rn_conn *c)
+{
+	c->ops->close(c);
+}
+
+static inline void rn_conn_abort(struct rn_conn *c)
+{
+	c->ops->abort(c);
+}
+
+static inline int rn_conn_fd(const struct rn_conn *c)
+{
+	return c->ops->fd(c);
+}
+
+static inline int rn_conn_local_addr(const struct rn_conn *c, struct sockaddr *a, socklen_t *l)
+{
+	return c->ops->local_addr(c, a, l);
+}
+
+static inline int rn_conn_peer_addr(const struct rn_conn *c, struct sockaddr *a, socklen_t *l)
+{
+	return c->ops->peer_addr(c, a, l);
+}
+
+#endif
