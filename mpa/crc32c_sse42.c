@@ -1,4 +1,4 @@
-/* CRC32c fast path (SSE4.2 crc32 + PCLMULQDQ) and the runtime dispatcher.
+/* CRC32c with the SSE4.2 crc32 instruction, three interleaved streams merged with PCLMUL.
  *
  * crc32q has a latency of 3 cycles but can issue every cycle, so one dependent chain uses a
  * third of the unit. Long buffers are therefore cut into blocks of three equal streams whose
@@ -6,16 +6,13 @@
  *     crc(A|B|C) = A' * x^(16L) ^ B' * x^(8L) ^ C'     (mod P, L = stream length in bytes)
  * where A' continues the caller's register, B' and C' start from 0, and each shift is a
  * carry-less multiply by a precomputed x^k mod P plus one crc32q that reduces the 64-bit
- * product back to 32 bits.
+ * product back to 32 bits. This is also the short-buffer path of the folding implementations.
  */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 
+#include "crc32c_impl.h"
 #include "mpa_crc32c.h"
-
-typedef uint32_t (*crc_fn)(uint32_t crc, const void *buf, size_t len);
-typedef uint32_t (*crc_copy_fn)(uint32_t crc, void *dst, const void *src, size_t len);
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -45,24 +42,24 @@ static const size_t tier_len[NTIERS] = { 2048, 256, 32 };
  * and the x^32 that the reducing crc32q applies. */
 static uint64_t tier_k[NTIERS][NS - 1];
 
-/* x^n mod P in the reflected domain: crc32q over zero data multiplies the register by x^64,
- * the bit loop does the last n mod 64 steps. Runs once at start-up, so simple beats fast. */
-static X86_TARGET uint32_t xpow_mod(size_t n)
-{
-	uint64_t v = 0x80000000u; /* the polynomial 1 */
+const char crc32c_sse42_name[] = "sse42-" STRINGIFY(NS) "way";
 
-	for (; n >= 64; n -= 64)
-		v = _mm_crc32_u64(v, 0);
-	for (; n > 0; n--)
-		v = (v >> 1) ^ (0x82F63B78u & (0u - (uint32_t)(v & 1u)));
-	return (uint32_t)v;
-}
+static pthread_once_t sse42_once = PTHREAD_ONCE_INIT;
 
-static X86_TARGET void sse42_init(void)
+static void sse42_init(void)
 {
 	for (int t = 0; t < NTIERS; t++)
 		for (int j = 0; j < NS - 1; j++)
-			tier_k[t][j] = xpow_mod(8 * tier_len[t] * (size_t)(j + 1) - 33);
+			tier_k[t][j] = crc32c_xpow_mod(8 * tier_len[t] * (uint64_t)(j + 1) - 33);
+}
+
+bool crc32c_sse42_usable(void)
+{
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("sse4.2") || !__builtin_cpu_supports("pclmul"))
+		return false;
+	pthread_once(&sse42_once, sse42_init);
+	return true;
 }
 
 /* crc * x^(8L) mod P, given k = x^(8L-33) mod P. */
@@ -148,7 +145,7 @@ X86_INLINE uint32_t sse42_run(uint32_t crc, uint8_t *dst, const uint8_t *src, si
 	return tail(crc, dst, src, len, copy);
 }
 
-static X86_TARGET uint32_t crc32c_sse42(uint32_t crc, const void *buf, size_t len)
+X86_TARGET uint32_t crc32c_sse42_update(uint32_t crc, const void *buf, size_t len)
 {
 	/* dst is never written when copy == 0; src stands in so the pointer math stays valid. */
 	return sse42_run(crc, (uint8_t *)(uintptr_t)buf, buf, len, 0);
@@ -157,71 +154,8 @@ static X86_TARGET uint32_t crc32c_sse42(uint32_t crc, const void *buf, size_t le
 /* Fused on purpose: measured on the dev host (wire_bench, 64 KiB) 27 GB/s against 22 GB/s for
  * memcpy followed by crc32c_sse42, because the CRC pass is the bottleneck and the stores ride
  * along for free; at 1 KiB both are within noise of each other. */
-static X86_TARGET uint32_t crc32c_sse42_copy(uint32_t crc, void *dst, const void *src, size_t len)
+X86_TARGET uint32_t crc32c_sse42_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	return sse42_run(crc, dst, src, len, 1);
 }
 #endif /* __x86_64__ */
-
-/* Not fused: the table path only runs on CPUs without SSE4.2, where simplicity wins; the
- * vectorised memcpy adds little next to a ~2 GB/s slicing-by-8 pass (dev host). */
-static uint32_t crc32c_table_copy(uint32_t crc, void *dst, const void *src, size_t len)
-{
-	if (len)
-		memcpy(dst, src, len);
-	return mpa_crc32c_update_table(crc, src, len);
-}
-
-/* The chosen pair, published once. The hot path is one acquire load instead of a
- * pthread_once call, which matters for the 64-byte FPDUs of small sends. */
-static _Atomic(crc_fn) impl_update;
-static _Atomic(crc_copy_fn) impl_copy;
-static const char *impl_name = "table";
-static pthread_once_t impl_once = PTHREAD_ONCE_INIT;
-
-static void impl_pick(void)
-{
-	crc_fn update = mpa_crc32c_update_table;
-	crc_copy_fn copy = crc32c_table_copy;
-
-#if defined(__x86_64__)
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul")) {
-		sse42_init();
-		update = crc32c_sse42;
-		copy = crc32c_sse42_copy;
-		impl_name = "sse42-" STRINGIFY(NS) "way";
-	}
-#endif
-	/* Release: whoever sees a pointer also sees tier_k and impl_name. */
-	atomic_store_explicit(&impl_copy, copy, memory_order_release);
-	atomic_store_explicit(&impl_update, update, memory_order_release);
-}
-
-uint32_t mpa_crc32c_update(uint32_t crc, const void *buf, size_t len)
-{
-	crc_fn f = atomic_load_explicit(&impl_update, memory_order_acquire);
-
-	if (!f) {
-		pthread_once(&impl_once, impl_pick);
-		f = atomic_load_explicit(&impl_update, memory_order_acquire);
-	}
-	return f(crc, buf, len);
-}
-
-uint32_t mpa_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
-{
-	crc_copy_fn f = atomic_load_explicit(&impl_copy, memory_order_acquire);
-
-	if (!f) {
-		pthread_once(&impl_once, impl_pick);
-		f = atomic_load_explicit(&impl_copy, memory_order_acquire);
-	}
-	return f(crc, dst, src, len);
-}
-
-const char *mpa_crc32c_impl_name(void)
-{
-	pthread_once(&impl_once, impl_pick);
-	return impl_name;
-}

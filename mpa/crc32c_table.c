@@ -4,10 +4,10 @@
  * tests hold the fast path to, so it favours obviously-correct over clever.
  */
 #include <pthread.h>
+#include <string.h>
 
+#include "crc32c_impl.h"
 #include "mpa_crc32c.h"
-
-#define CRC32C_POLY_REFLECTED 0x82F63B78u
 
 /* tab[0] is the classic byte-at-a-time table; tab[k][b] is the register contribution of byte
  * b followed by k zero bytes, which lets eight input bytes be folded with eight independent
@@ -61,4 +61,39 @@ uint32_t mpa_crc32c_update_table(uint32_t crc, const void *buf, size_t len)
 		      crc32c_tab[1][(hi >> 16) & 0xFFu] ^ crc32c_tab[0][hi >> 24];
 	}
 	return crc32c_bytes(crc, p, len);
+}
+
+/* Not fused: the table path only runs on CPUs without SSE4.2, where simplicity wins; the
+ * vectorised memcpy adds little next to a ~2 GB/s slicing-by-8 pass (dev host). */
+uint32_t crc32c_table_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	if (len)
+		memcpy(dst, src, len);
+	return mpa_crc32c_update_table(crc, src, len);
+}
+
+/* a * b mod P, both reflected: walk a's terms from x^0 up while b is multiplied by x. */
+static uint32_t gf_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t r = 0;
+
+	for (int i = 0; i < 32; i++) {
+		if (a & (0x80000000u >> i))
+			r ^= b;
+		b = (b >> 1) ^ (CRC32C_POLY_REFLECTED & (0u - (b & 1u)));
+	}
+	return r;
+}
+
+/* Square and multiply; the reflected polynomial 1 is 0x80000000 and x is 0x40000000. */
+uint32_t crc32c_xpow_mod(uint64_t n)
+{
+	uint32_t r = 0x80000000u, base = 0x40000000u;
+
+	for (; n; n >>= 1) {
+		if (n & 1)
+			r = gf_mulmod(r, base);
+		base = gf_mulmod(base, base);
+	}
+	return r;
 }

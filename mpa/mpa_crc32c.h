@@ -2,9 +2,10 @@
  *
  * The running value is the raw register: start with MPA_CRC32C_INIT, feed any number of
  * buffers, and finish with mpa_crc32c_final(). mpa_crc32c() does all three in one call.
- * The best implementation for this CPU (SSE4.2 crc32 instruction, three interleaved streams
- * combined with PCLMUL) is picked once at first use; the table version is the fallback and
- * the reference the tests compare against.
+ * The best implementation for this CPU is picked once at first use: carry-less folding on
+ * 512-bit vectors (AVX-512 + VPCLMULQDQ) running alongside SSE4.2 crc32 chains, or the
+ * crc32 instruction alone (three interleaved streams combined with PCLMUL); the table
+ * version is the fallback and the reference the tests compare against.
  */
 #ifndef MPA_CRC32C_H
 #define MPA_CRC32C_H
@@ -34,7 +35,8 @@ uint32_t mpa_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
 /* The portable slicing-by-8 table implementation, always available. */
 uint32_t mpa_crc32c_update_table(uint32_t crc, const void *buf, size_t len);
 
-/* Name of the implementation mpa_crc32c_update() dispatches to ("sse42-3way", "table"). */
+/* Name of the implementation mpa_crc32c_update() dispatches to ("vpclmul-avx512",
+ * "sse42-3way", "table"). */
 const char *mpa_crc32c_impl_name(void);
 
 #endif
