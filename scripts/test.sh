@@ -67,7 +67,7 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
   echo "== fuzz (${FUZZ_SECONDS}s per target, libFuzzer)"
   if CC=clang run_build build-fuzz fuzz -Dfuzz=true -Db_lundef=false -Db_sanitize=address,undefined; then
     for target in build-fuzz/tests/fuzz/fuzz_*; do
-      [ -x "$target" ] || continue
+      [ -f "$target" ] && [ -x "$target" ] || continue
       name=$(basename "$target")
       corpus="$ROOT/tests/fuzz/corpus/${name#fuzz_}"
       work=$(mktemp -d)
