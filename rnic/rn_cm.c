@@ -738,6 +738,7 @@ int rn_cm_handoff(struct rn_cm *cm, struct rn_cm_handoff *h)
 		h->rx_len = cm->rx_len;
 	}
 	h->conn = cm->conn;
+	h->emss = rn_conn_mss(cm->conn);
 	h->params = cm->params;
 	h->tx_pos = cm->mtx.pos;
 	h->rx_pos = cm->rd.rx.pos;

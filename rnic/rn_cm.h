@@ -131,6 +131,8 @@ struct rn_cm_handoff {
 	uint32_t tx_msn[3], rx_msn[3]; /* next DDP MSN per RDMAP queue (QN 0 Send, 1 Read
 	                                * Request, 2 Terminate) after the RTR: 1 unless the RTR
 	                                * used that queue (then 2) */
+	uint32_t emss;                 /* the stream's MSS at handoff (rn_conn_mss); 0 when the
+	                                * transport cannot tell. The QP's MULPDU comes from it */
 };
 
 /* ESTABLISHED only: move the connection out (-EINVAL otherwise). The CM no longer refers to

@@ -268,6 +268,39 @@ static void cq_overflow_rearm(struct rn_cq *cq)
 		atomic_store_explicit(&cq->ovf_raised, 0, memory_order_relaxed);
 }
 
+void rn_sq_retire_init(struct rn_sq_retire *r, uint32_t v)
+{
+	atomic_init(&r->retired, v);
+}
+
+void rn_sq_retire_to(struct rn_sq_retire *r, uint32_t upto)
+{
+	unsigned cur = atomic_load_explicit(&r->retired, memory_order_relaxed);
+
+	/* CAS: the QP itself may retire everything (entering Idle) while a poller advances. */
+	while ((int32_t)(upto - cur) > 0 &&
+	       !atomic_compare_exchange_weak_explicit(&r->retired, &cur, upto,
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+uint32_t rn_sq_retired(struct rn_sq_retire *r)
+{
+	return atomic_load_explicit(&r->retired, memory_order_acquire);
+}
+
+/* clock held (see rn_sq_retire in rn_cq.h). SQ CQEs of one QP are in post order, so only the
+ * last of a run of the same SQ needs the atomic update. */
+static void cq_retire_sq(const struct rn_cqe *out, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct rn_sq_retire *r = out[i].sq;
+
+		if (r && (i + 1 == n || out[i + 1].sq != r))
+			rn_sq_retire_to(r, out[i].sq_seq + 1);
+	}
+}
+
 enum rn_status rn_cq_poll(struct rn_cq *cq, struct rn_cqe *out, uint32_t max, uint32_t *got)
 {
 	uint64_t h, t, n;
@@ -286,6 +319,7 @@ enum rn_status rn_cq_poll(struct rn_cq *cq, struct rn_cqe *out, uint32_t max, ui
 	n = t - h < max ? t - h : max;
 	for (uint64_t i = 0; i < n; i++)
 		out[i] = cq->ring[(h + i) & cq->mask];
+	cq_retire_sq(out, n);
 	atomic_store_explicit(&cq->head, h + n, memory_order_release);
 	pthread_spin_unlock(&cq->clock);
 	if (!n)
@@ -435,7 +469,7 @@ int rn_comp_channel_create(struct rn_comp_channel **out)
 	*out = NULL;
 	if (!ch)
 		return ENOMEM;
-	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ch->efd = eventfd(0, EFD_CLOEXEC);
 	if (ch->efd < 0 || pthread_mutex_init(&ch->lock, NULL)) {
 		if (ch->efd >= 0)
 			close(ch->efd);

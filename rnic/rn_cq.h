@@ -17,6 +17,7 @@
 #ifndef RN_CQ_H
 #define RN_CQ_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "rn_event.h"
@@ -62,7 +63,8 @@ enum rn_status rn_cq_query(struct rn_cq *cq, uint32_t *size, struct rn_comp_chan
  * producers run. CQ_TOO_BIG over the device limit; SHRINK_FAILED when the new size would not
  * hold the CQEs queued now (CQ unchanged); NO_RESOURCES. */
 enum rn_status rn_cq_resize(struct rn_cq *cq, uint32_t min_cqe, uint32_t *allocated);
-/* Poll CQ: copy up to max CQEs, oldest first. *got = number copied; CQ_EMPTY when none. */
+/* Poll CQ: copy up to max CQEs, oldest first. *got = number copied; CQ_EMPTY when none.
+ * Retires the SQ slots the copied CQEs stand for (struct rn_sq_retire). */
 enum rn_status rn_cq_poll(struct rn_cq *cq, struct rn_cqe *out, uint32_t max, uint32_t *got);
 /* Arm notification (one-shot). INVALID_NOTIFY_TYPE for anything but the two types. */
 enum rn_status rn_cq_req_notify(struct rn_cq *cq, enum rn_notify type);
@@ -72,6 +74,22 @@ enum rn_cq_push_result rn_cq_push(struct rn_cq *cq, const struct rn_cqe *e);
 /* Destroy QP (§6.1.4, §8.2.4): drop the CQEs of qp_id still queued, so a QP that reuses the
  * ID never sees them. Returns how many were removed; order of the others is kept. */
 uint32_t rn_cq_purge_qp(struct rn_cq *cq, uint32_t qp_id);
+
+/* SQ space is returned when the consumer polls, as libibverbs providers do (seed-verbs §3.4,
+ * RDMA Verbs §8.2.4: an unsignaled WR is complete only once a later WR's completion on the
+ * same SQ was retrieved). The QP owns one counter: SQ sequence numbers before `retired` are
+ * free. Each SQ CQE names the counter and its WR's sequence number; rn_cq_poll advances the
+ * counter past the last CQE of each QP it returns, under the consumer lock. rn_qp_destroy
+ * purges the QP's CQEs under that same lock before freeing the counter, so a polled CQE never
+ * names a freed one. */
+struct rn_sq_retire {
+	atomic_uint retired;   /* sequence numbers below this (mod 2^32) are retired */
+};
+
+void rn_sq_retire_init(struct rn_sq_retire *r, uint32_t v);
+/* Advance to upto unless already at or past it (mod 2^32; never moves back). */
+void rn_sq_retire_to(struct rn_sq_retire *r, uint32_t upto);
+uint32_t rn_sq_retired(struct rn_sq_retire *r);
 
 /* Work-queue association (QP SQ/RQ, S-RQ). */
 void rn_cq_ref(struct rn_cq *cq);

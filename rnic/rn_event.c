@@ -116,7 +116,7 @@ enum rn_status rn_evq_create(uint32_t depth, struct rn_evq **out)
 		return RN_ERR_NO_RESOURCES;
 	q->depth = depth ? depth : 1;
 	q->ring = calloc(q->depth, sizeof(*q->ring));
-	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	q->efd = eventfd(0, EFD_CLOEXEC);
 	if (!q->ring || q->efd < 0 || pthread_mutex_init(&q->lock, NULL)) {
 		if (q->efd >= 0)
 			close(q->efd);

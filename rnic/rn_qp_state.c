@@ -38,6 +38,10 @@
  *     attribute values (ORD, IRD, SQ, RQ, RQ limit), then the Error->Idle flush gate.
  *  D13 Error->Idle needs RN_QPI_FLUSH_DONE after the last flush issued, and no WQE left on the
  *     SQ or RQ; otherwise RN_ERR_STILL_FLUSHING.
+ *  D15 Inbound Read / Write enables (RN_QPM_ACCESS) are not in Figs. 4-5; we accept them
+ *     where attributes may change at all (Idle->Idle, Idle->RTS, RTS->RTS) because libibverbs
+ *     sets them with IBV_QP_ACCESS_FLAGS (INIT, RTR, RTS) and siw applies them in any state.
+ *     They only gate segments arriving after the Modify; nothing already placed changes.
  *  D14 Terminate codes: Modify->Terminate sends RDMAP Local Catastrophic 0x0000; Bad LLP Close
  *     sends 0x0207 (RDMAP / Remote Operation / Catastrophic localized to the stream, RFC 5040).
  *     A QP sends at most one Terminate per stream and never one after receiving one. */
@@ -159,7 +163,8 @@ static void forget_stream(struct rn_qp_sm *sm)
 
 /* ---- Modify QP: rules (Figs. 4-5) and actions ----------------------------------------------- */
 
-#define ATTRS (RN_QPM_ORD | RN_QPM_IRD | RN_QPM_SQ_DEPTH | RN_QPM_RQ_DEPTH | RN_QPM_RQ_LIMIT)
+#define ATTRS (RN_QPM_ORD | RN_QPM_IRD | RN_QPM_SQ_DEPTH | RN_QPM_RQ_DEPTH | RN_QPM_RQ_LIMIT | \
+	       RN_QPM_ACCESS)
 #define FIG5_IDLE (RN_QPM_SQ_DEPTH | RN_QPM_RQ_DEPTH | RN_QPM_IRD | RN_QPM_RQ_LIMIT)
 #define FIG5_RTS (RN_QPM_SQ_DEPTH | RN_QPM_RQ_DEPTH | RN_QPM_IRD)
 
@@ -189,6 +194,10 @@ static void commit_attrs(struct rn_qp_sm *sm, const struct rn_qp_modify *m, stru
 	if (m->mask & RN_QPM_RQ_LIMIT) {
 		sm->attr.rq_limit = a->rq_limit;
 		sm->attr.rq_limit_armed = a->rq_limit_armed;
+	}
+	if (m->mask & RN_QPM_ACCESS) {
+		sm->attr.inbound_read = a->inbound_read;
+		sm->attr.inbound_write = a->inbound_write;
 	}
 	emit(out, RN_QPA_APPLY_ATTRS);
 }
@@ -270,13 +279,14 @@ static void mod_error_idle(struct rn_qp_sm *sm, const struct rn_qp_modify *m,
 /* [from][to]; every pair not listed is an invalid state change. */
 static const struct mod_rule mod_rules[RN_QPS_COUNT][RN_QPS_COUNT] = {
 	[RN_QPS_IDLE] = {
-		[RN_QPS_IDLE] = { mod_attrs, 0, RN_QPM_ORD | FIG5_IDLE },
+		[RN_QPS_IDLE] = { mod_attrs, 0, RN_QPM_ORD | FIG5_IDLE | RN_QPM_ACCESS },
 		[RN_QPS_RTS] = { mod_idle_rts, RN_QPM_LLP_HANDLE,
-				 RN_QPM_LLP_HANDLE | RN_QPM_STREAM_MSG | RN_QPM_ORD | FIG5_IDLE },
+				 RN_QPM_LLP_HANDLE | RN_QPM_STREAM_MSG | RN_QPM_ORD | FIG5_IDLE |
+				 RN_QPM_ACCESS },
 		[RN_QPS_ERROR] = { mod_idle_error, 0, 0 },
 	},
 	[RN_QPS_RTS] = {
-		[RN_QPS_RTS] = { mod_attrs, 0, RN_QPM_ORD | FIG5_RTS },
+		[RN_QPS_RTS] = { mod_attrs, 0, RN_QPM_ORD | FIG5_RTS | RN_QPM_ACCESS },
 		[RN_QPS_CLOSING] = { mod_rts_closing, 0, 0 },
 		[RN_QPS_TERMINATE] = { mod_rts_terminate, 0, 0 },
 		[RN_QPS_ERROR] = { mod_rts_error, 0, 0 },

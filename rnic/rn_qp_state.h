@@ -121,7 +121,11 @@ enum rn_qp_attr_mask {
 	RN_QPM_RQ_LIMIT = 1u << 4,    /* QP RQ Limit and its armed flag (S-RQ QPs only) */
 	RN_QPM_LLP_HANDLE = 1u << 5,  /* Idle->RTS only */
 	RN_QPM_STREAM_MSG = 1u << 6,  /* Idle->RTS only */
-	RN_QPM_ALL = (1u << 7) - 1
+	RN_QPM_ACCESS = 1u << 7,      /* inbound RDMA Read / Write enables: an extension over
+	                               * Figs. 4-5 (which fix them at create) for libibverbs'
+	                               * IBV_QP_ACCESS_FLAGS, as Linux siw allows; Idle->Idle,
+	                               * Idle->RTS and RTS->RTS (decision Q16) */
+	RN_QPM_ALL = (1u << 8) - 1
 };
 
 struct rn_qp_attr {
@@ -129,6 +133,7 @@ struct rn_qp_attr {
 	uint32_t sq_depth, rq_depth;
 	uint32_t rq_limit;
 	bool rq_limit_armed;
+	bool inbound_read, inbound_write;   /* RN_QPM_ACCESS */
 };
 
 struct rn_qp_modify {

@@ -256,6 +256,18 @@ static int sock_peer_addr(const struct rn_conn *c, struct sockaddr *addr, sockle
 	return getpeername(to_sock(c)->fd, addr, len) < 0 ? neg_errno() : 0;
 }
 
+/* The kernel's current MSS for the connection (path MTU and TCP options already taken off;
+ * 65483 on loopback, 1448 on Ethernet with timestamps). */
+static int sock_mss(const struct rn_conn *c)
+{
+	int v = 0;
+	socklen_t len = sizeof(v);
+
+	if (getsockopt(to_sock(c)->fd, IPPROTO_TCP, TCP_MAXSEG, &v, &len) < 0)
+		return neg_errno();
+	return v > 0 ? v : -EINVAL;
+}
+
 static const struct rn_transport_ops sock_ops = {
 	.name = "sock",
 	.listen = sock_listen,
@@ -270,6 +282,7 @@ static const struct rn_transport_ops sock_ops = {
 	.fd = sock_fd,
 	.local_addr = sock_local_addr,
 	.peer_addr = sock_peer_addr,
+	.mss = sock_mss,
 };
 
 static const struct rn_transport sock_transport = { .ops = &sock_ops, .ctx = NULL };

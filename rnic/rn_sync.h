@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,13 +64,19 @@ static inline void rn_efd_raise(int fd)
 	while (n < 0 && errno == EINTR);
 }
 
-/* Reset the eventfd counter to 0 (not readable). The fd is non-blocking, so this never
- * sleeps even if it was already clear. */
+/* Reset the eventfd counter to 0 (not readable), never sleeping. The fds handed to
+ * applications (completion channels, the async event fd) are blocking file descriptions,
+ * because libibverbs lets the application choose blocking or non-blocking get-event calls
+ * by setting O_NONBLOCK on them; so look before reading. Callers hold the lock that
+ * serialises raise and clear, and applications only poll these fds, never read them. */
 static inline void rn_efd_clear(int fd)
 {
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint64_t v;
 	ssize_t n;
 
+	if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+		return;
 	do
 		n = read(fd, &v, sizeof(v));
 	while (n < 0 && errno == EINTR);

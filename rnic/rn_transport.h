@@ -89,6 +89,11 @@ struct rn_transport_ops {
 	 * getsockname(2). */
 	int (*local_addr)(const struct rn_conn *c, struct sockaddr *addr, socklen_t *len);
 	int (*peer_addr)(const struct rn_conn *c, struct sockaddr *addr, socklen_t *len);
+
+	/* Streams: the TCP payload octets one segment carries now (the sender's effective MSS,
+	 * TCP_MAXSEG on a kernel socket), or a negative errno. The QP sizes its FPDUs from it
+	 * (MPA MULPDU, RFC 5044 §4.1), so one FPDU travels in one segment. May be NULL. */
+	int (*mss)(const struct rn_conn *c);
 };
 
 struct rn_transport {
@@ -166,6 +171,14 @@ static inline int rn_conn_local_addr(const struct rn_conn *c, struct sockaddr *a
 static inline int rn_conn_peer_addr(const struct rn_conn *c, struct sockaddr *a, socklen_t *l)
 {
 	return c->ops->peer_addr(c, a, l);
+}
+
+/* The stream's MSS, or 0 when the transport cannot tell. */
+static inline unsigned rn_conn_mss(const struct rn_conn *c)
+{
+	int v = c->ops->mss ? c->ops->mss(c) : -1;
+
+	return v > 0 ? (unsigned)v : 0;
 }
 
 #endif

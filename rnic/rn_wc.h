@@ -78,7 +78,9 @@ enum rn_cqe_flag {
 	RN_CQE_F_SOLICITED = 1u << 2,   /* Receive of a Send with Solicited Event */
 };
 
-/* One completion as the CQ stores it. 40 bytes; filled by the QP, copied out by poll. */
+struct rn_sq_retire;   /* rn_cq.h */
+
+/* One completion as the CQ stores it. 48 bytes; filled by the QP, copied out by poll. */
 struct rn_cqe {
 	uint64_t wr_id;       /* always valid */
 	uint32_t qp_id;       /* always valid */
@@ -89,7 +91,11 @@ struct rn_cqe {
 	uint32_t inv_stag;    /* with RN_CQE_F_INVALIDATED */
 	uint32_t imm_data;    /* with RN_CQE_F_IMM; wire byte order as received */
 	uint32_t src_qp;      /* the peer's QP number when known, else 0 */
-	uint64_t reserved;    /* keeps the size stable for later fields (vendor error, ...) */
+	/* rnic-internal, SQ completions only (NULL sq for Receives): polling this CQE retires
+	 * SQ sequence numbers up to sq_seq in *sq (rn_cq_poll; SQ space is returned at poll
+	 * time, seed-verbs §3.4). Consumers ignore both; sq may dangle once the QP is gone. */
+	uint32_t sq_seq;
+	struct rn_sq_retire *sq;
 };
 
 static inline const char *rn_wc_status_str(enum rn_wc_status s)

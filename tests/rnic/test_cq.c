@@ -661,10 +661,46 @@ static void test_T38_cq_poll_arm_poll_never_stalls(void **state)
 	assert_int_equal(rn_comp_channel_destroy(ch), 0);
 }
 
+/* Decision P3: polling SQ CQEs advances their QP's retire counter past the last one polled
+ * (one poll may retire several), never backwards (also across 2^32), and Receive CQEs (no
+ * counter) retire nothing. */
+static void test_sq_retire_at_poll(void **state)
+{
+	(void)state;
+	struct rn_cq *cq = mk_cq(8, NULL, NULL, NULL);
+	struct rn_sq_retire r1, r2;
+	struct rn_cqe e = { 0 }, out[8];
+	uint32_t got;
+
+	rn_sq_retire_init(&r1, 0xfffffffeu);
+	rn_sq_retire_init(&r2, 10);
+	e.sq = &r1;
+	e.sq_seq = 0xfffffffeu;
+	assert_int_equal(rn_cq_push(cq, &e), RN_CQ_PUSH_OK);
+	e.sq_seq = 1;                     /* wrapped: after 0xffffffff, 0 */
+	assert_int_equal(rn_cq_push(cq, &e), RN_CQ_PUSH_OK);
+	e.sq = &r2;
+	e.sq_seq = 12;
+	assert_int_equal(rn_cq_push(cq, &e), RN_CQ_PUSH_OK);
+	e.sq = NULL;                      /* a Receive */
+	assert_int_equal(rn_cq_push(cq, &e), RN_CQ_PUSH_OK);
+	assert_int_equal(rn_cq_poll(cq, out, 1, &got), RN_OK);
+	assert_int_equal(rn_sq_retired(&r1), 0xffffffffu);
+	assert_int_equal(rn_sq_retired(&r2), 10);   /* not polled yet */
+	assert_int_equal(rn_cq_poll(cq, out, 8, &got), RN_OK);
+	assert_int_equal(got, 3);
+	assert_int_equal(rn_sq_retired(&r1), 2);
+	assert_int_equal(rn_sq_retired(&r2), 13);
+	rn_sq_retire_to(&r2, 5);          /* a stale CQE: no step back */
+	assert_int_equal(rn_sq_retired(&r2), 13);
+	assert_int_equal(rn_cq_destroy(cq), RN_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_T03_cq_create_sizes),
+		cmocka_unit_test(test_sq_retire_at_poll),
 		cmocka_unit_test(test_T03_cq_poll_empty_and_handles),
 		cmocka_unit_test(test_cq_poll_order_and_batches),
 		cmocka_unit_test(test_T03_cq_resize_shrink_fails),

@@ -237,7 +237,8 @@ static void test_T07_idle_rts_prerequisites(void **state)
 
 /* ---- attributes (Figs. 4-5) ---------------------------------------------------------------- */
 
-#define ATTR_BITS (RN_QPM_ORD | RN_QPM_IRD | RN_QPM_SQ_DEPTH | RN_QPM_RQ_DEPTH | RN_QPM_RQ_LIMIT)
+#define ATTR_BITS (RN_QPM_ORD | RN_QPM_IRD | RN_QPM_SQ_DEPTH | RN_QPM_RQ_DEPTH | RN_QPM_RQ_LIMIT | \
+		   RN_QPM_ACCESS)
 
 /* Which single attribute bit each allowed transition accepts (S-RQ QP, all caps on). */
 struct attr_row { enum rn_qp_state from, to; unsigned ok; };
@@ -246,7 +247,8 @@ static const struct attr_row ATTR_ROWS[] = {
 	{ RN_QPS_IDLE, RN_QPS_IDLE, ATTR_BITS },
 	{ RN_QPS_IDLE, RN_QPS_RTS, ATTR_BITS | RN_QPM_LLP_HANDLE | RN_QPM_STREAM_MSG },
 	{ RN_QPS_IDLE, RN_QPS_ERROR, 0 },
-	{ RN_QPS_RTS, RN_QPS_RTS, RN_QPM_ORD | RN_QPM_IRD | RN_QPM_SQ_DEPTH | RN_QPM_RQ_DEPTH },
+	{ RN_QPS_RTS, RN_QPS_RTS, RN_QPM_ORD | RN_QPM_IRD | RN_QPM_SQ_DEPTH | RN_QPM_RQ_DEPTH |
+				  RN_QPM_ACCESS },   /* D15 */
 	{ RN_QPS_RTS, RN_QPS_CLOSING, 0 },
 	{ RN_QPS_RTS, RN_QPS_TERMINATE, 0 },
 	{ RN_QPS_RTS, RN_QPS_ERROR, 0 },
@@ -258,7 +260,7 @@ static void try_attr_bit(const struct attr_row *r, unsigned bit)
 	struct rn_qp_sm sm, before;
 	struct rn_qp_step o;
 	struct rn_qp_cond c = { 0, 0, false, 100 };
-	struct rn_qp_modify m = { r->to, bit, { 2, 3, 32, 32, 7, true }, true };
+	struct rn_qp_modify m = { r->to, bit, { 2, 3, 32, 32, 7, true, true, false }, true };
 
 	sm_in(&sm, r->from);
 	sm.has_srq = true;
@@ -283,6 +285,8 @@ static void try_attr_bit(const struct attr_row *r, unsigned bit)
 		assert_int_equal(sm.attr.rq_depth, ATTR.rq_depth);
 	if (bit == RN_QPM_RQ_LIMIT)
 		assert_true(sm.attr.rq_limit == 7 && sm.attr.rq_limit_armed);
+	if (bit == RN_QPM_ACCESS)
+		assert_true(sm.attr.inbound_read && !sm.attr.inbound_write);
 }
 
 static void test_attr_allowed_per_transition(void **state)

@@ -1,0 +1,55 @@
+/* perf: the measuring engine of softrnic-perf (perftest-style tests over rdma_cm), also used
+ * by bench/rdma. One connection, one test per run:
+ *   write/read/send x bandwidth/latency, message size, iterations.
+ * The client drives and measures; the server takes its parameters from the client's first
+ * message (so the server needs no test options), answers, and reports nothing but success.
+ */
+#ifndef PERF_H
+#define PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vx.h"
+
+enum perf_test { PERF_WRITE, PERF_READ, PERF_SEND };
+
+struct perf_params {
+	enum perf_test test;
+	bool lat;               /* latency (ping-pong / one at a time) instead of bandwidth */
+	uint32_t size;          /* message bytes */
+	uint32_t iters;
+	uint32_t tx_depth;      /* bandwidth: WRs in flight (reads: also capped by ORD) */
+	bool server;
+	const char *addr;       /* client: server address; server: bind address or NULL */
+	const char *port;
+	enum vx_poll mode;      /* VX_BUSY (perftest's way) or VX_YIELD (shares a core) */
+	int timeout_ms;         /* limit for any single wait */
+	FILE *log;              /* banner and connection lines; NULL = quiet */
+};
+
+struct perf_result {
+	enum perf_test test;
+	bool lat;
+	uint32_t size, iters;
+	/* latency, microseconds (write/send: half round trip; read: whole operation) */
+	double t_min, t_max, t_typical, t_avg, t_stdev, p99, p999;
+	/* bandwidth (client): MiB/s and millions of messages per second */
+	double bw_peak, bw_avg, msg_rate;
+};
+
+/* Runs one test; 0 on success (result filled on the client), -1 on failure (printed). */
+int perf_run(const struct perf_params *p, struct perf_result *res);
+
+const char *perf_test_name(enum perf_test t, bool lat);
+/* perftest's result table: header line and one result line. */
+void perf_print_header(FILE *f, bool lat);
+void perf_print_result(FILE *f, const struct perf_result *r);
+
+/* Statistics helpers (perf_stats.c). ns: per-iteration times in nanoseconds, sorted in place. */
+void perf_lat_stats(double *ns, uint32_t n, double scale, struct perf_result *r);
+/* Peak rate over windows of at least win messages; t in ns, done cumulative. */
+double perf_peak_rate(const uint64_t *t, const uint64_t *done, uint32_t n, uint64_t win);
+
+#endif

@@ -1,0 +1,153 @@
+/* perf_bw: the bandwidth tests. The client keeps up to tx_depth WRs in flight (RDMA Reads:
+ * no more than the ORD), signals one in `mod` and measures from the first post to the last
+ * completion. send_bw uses credits as perftest does on iWARP (no RNR retry there): the
+ * server RDMA-writes the number of receives it has posted into the client's credit record. */
+#include <stdlib.h>
+
+#include "perf_int.h"
+
+#define MIB (1024.0 * 1024.0)
+
+struct bw_samples {
+	uint64_t *t, *done;
+	uint32_t n;
+};
+
+static uint64_t credit_now(struct perf_sess *s)
+{
+	volatile struct perf_credit *c = &s->ctl->credit;
+	uint64_t count = c->count, check = c->check;
+	if ((count ^ CREDIT_CHECK) == check && count > s->credits)
+		s->credits = count;
+	return s->credits;
+}
+
+static uint32_t depth_of(const struct perf_sess *s)
+{
+	uint32_t d = s->p.tx_depth ? s->p.tx_depth : 1;
+	if (d > 256)
+		d = 256;
+	if (s->p.test == PERF_READ && s->c.rd_atom && d > s->c.rd_atom)
+		d = s->c.rd_atom;
+	return d;
+}
+
+static bool may_post(struct perf_sess *s, uint64_t posted, uint32_t depth)
+{
+	if (posted >= s->p.iters || posted - s->data_done >= depth)
+		return false;
+	return s->p.test != PERF_SEND || posted + 1 <= credit_now(s);
+}
+
+static void sample(struct bw_samples *b, uint64_t done)
+{
+	b->t[b->n] = vx_now_ns();
+	b->done[b->n++] = done;
+}
+
+static int bw_loop(struct perf_sess *s, struct bw_samples *b)
+{
+	static const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND };
+	uint32_t depth = depth_of(s);
+	uint32_t mod = depth / 2 ? (depth / 2 < 64 ? depth / 2 : 64) : 1;
+	uint64_t posted = 0;
+	perf_arm_deadline(s);
+	sample(b, 0);
+	while (s->data_done < s->p.iters) {
+		while (may_post(s, posted, depth)) {
+			posted++;
+			if (perf_post(s, ops[s->p.test], posted, posted % mod == 0 || posted == s->p.iters))
+				return -1;
+		}
+		uint64_t before = s->data_done;
+		int n = perf_reap(s);
+		if (n < 0)
+			return -1;
+		if (s->data_done != before) {
+			sample(b, s->data_done);
+			perf_arm_deadline(s);
+		} else if (n == 0 && perf_spin(s)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* send_bw: the closing message needs the credit of the receive posted for it. */
+static int wait_final_credit(struct perf_sess *s)
+{
+	perf_arm_deadline(s);
+	while (credit_now(s) < (uint64_t)s->p.iters + 1)
+		if (perf_spin(s) || ((s->spins & 4095) == 0 && perf_reap(s) < 0))
+			return -1;
+	return 0;
+}
+
+static void bw_result(const struct perf_sess *s, const struct bw_samples *b,
+                      struct perf_result *r)
+{
+	double secs = (double)(b->t[b->n - 1] - b->t[0]) / 1e9;
+	double bytes = (double)s->p.iters * s->p.size;
+	uint64_t win = s->p.iters / 20 > depth_of(s) ? s->p.iters / 20 : depth_of(s);
+	if (secs <= 0)
+		secs = 1e-9;
+	r->bw_avg = bytes / secs / MIB;
+	r->msg_rate = s->p.iters / secs / 1e6;
+	r->bw_peak = perf_peak_rate(b->t, b->done, b->n, win) * s->p.size / MIB;
+	if (r->bw_peak < r->bw_avg)   /* too few samples for a window: the average is the peak */
+		r->bw_peak = r->bw_avg;
+}
+
+int perf_bw_client(struct perf_sess *s, struct perf_result *r)
+{
+	struct bw_samples b = { .t = calloc(s->p.iters + 2, sizeof *b.t),
+	                        .done = calloc(s->p.iters + 2, sizeof *b.done) };
+	int rc = -1;
+	if (!b.t || !b.done)
+		fprintf(stderr, "softrnic-perf: out of memory\n");
+	else
+		rc = bw_loop(s, &b);
+	if (rc == 0)
+		bw_result(s, &b, r);
+	if (rc == 0 && s->p.test == PERF_SEND)
+		rc = wait_final_credit(s);
+	free(b.t);
+	free(b.done);
+	return rc;
+}
+
+static int write_credit(struct perf_sess *s, uint64_t posted)
+{
+	struct perf_credit *c = &s->ctl->credit_src;
+	c->count = posted;
+	c->check = posted ^ CREDIT_CHECK;
+	return vx_post(&s->c, IBV_WR_RDMA_WRITE, WR_ID(K_CREDIT, posted), c, sizeof *c, s->ctl_mr,
+	               s->credit_raddr, s->credit_rkey, true);
+}
+
+/* send_bw server: keep receives posted (iters + 1 in all, the last for the closing message)
+ * and return credits every quarter of the receive ring. */
+static int serve_sends(struct perf_sess *s)
+{
+	uint64_t total = (uint64_t)s->p.iters + 1, posted = s->rq_out, credited = posted;
+	for (uint32_t got = 0; got < s->p.iters; got++) {
+		if (perf_wait(s, K_DATA_RECV, s->p.mode))
+			return -1;
+		if (posted < total) {
+			if (perf_post_data_recv(s))
+				return -1;
+			posted++;
+		}
+		if (posted - credited >= SEND_BW_RQ / 4 || (posted == total && credited != total)) {
+			if (write_credit(s, posted))
+				return -1;
+			credited = posted;
+		}
+	}
+	return 0;
+}
+
+int perf_bw_server(struct perf_sess *s)
+{
+	return s->p.test == PERF_SEND ? serve_sends(s) : 0;   /* Write / Read: nothing to do */
+}

@@ -1,0 +1,309 @@
+/* perf_conn: connection, parameter exchange, completion accounting and the closing
+ * handshake of the perf engine; perf_run() ties them to the tests in perf_lat.c / perf_bw.c. */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf_int.h"
+
+#define BIT(k) (1u << (k))
+#define ANY_RECV (BIT(K_CTL_RECV) | BIT(K_DATA_RECV))
+#define REGION(sz) (((size_t)(sz) + 63) & ~(size_t)63)
+
+static int account(struct perf_sess *s, const struct ibv_wc *wc)
+{
+	unsigned kind = WR_KIND(wc->wr_id);
+	if (wc->status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "softrnic-perf: completion error: %s (kind %u, seq %llu, vendor 0x%x)\n",
+		        ibv_wc_status_str(wc->status), kind,
+		        (unsigned long long)WR_SEQ(wc->wr_id), wc->vendor_err);
+		return -1;
+	}
+	if (kind == 0 || kind >= K_COUNT) {
+		fprintf(stderr, "softrnic-perf: completion with unknown wr_id 0x%llx\n",
+		        (unsigned long long)wc->wr_id);
+		return -1;
+	}
+	if (kind == K_CTL_RECV || kind == K_DATA_RECV)
+		s->rq_out--;
+	if (kind == K_DATA && WR_SEQ(wc->wr_id) > s->data_done)
+		s->data_done = WR_SEQ(wc->wr_id);
+	s->have[kind]++;
+	return 0;
+}
+
+int perf_reap(struct perf_sess *s)
+{
+	struct ibv_wc wc[16];
+	int n = ibv_poll_cq(s->c.cq, 16, wc);
+	if (n < 0)
+		return fprintf(stderr, "softrnic-perf: ibv_poll_cq failed\n"), -1;
+	for (int i = 0; i < n; i++)
+		if (account(s, &wc[i]))
+			return -1;
+	return n;
+}
+
+/* Cheap: the clock is read only once a wait has lasted 4096 spins. */
+void perf_arm_deadline(struct perf_sess *s)
+{
+	s->spins = 0;
+	s->deadline = 0;
+}
+
+int perf_spin(struct perf_sess *s)
+{
+	if (s->p.mode == VX_YIELD)
+		sched_yield();
+	if ((++s->spins & 4095) != 0)
+		return 0;
+	if (vx_peer_gone(&s->c))
+		return fprintf(stderr, "softrnic-perf: the peer disconnected\n"), -1;
+	if (s->p.timeout_ms < 0)
+		return 0;
+	uint64_t now = vx_now_ns();
+	if (s->deadline == 0)
+		s->deadline = now + (uint64_t)s->p.timeout_ms * 1000000u;
+	if (now > s->deadline)
+		return fprintf(stderr, "softrnic-perf: timed out (%d ms)\n", s->p.timeout_ms), -1;
+	return 0;
+}
+
+/* Takes one completion of a kind in mask (counted earlier or waited for now). */
+static int take(struct perf_sess *s, unsigned mask)
+{
+	for (unsigned k = 1; k < K_COUNT; k++)
+		if ((mask & BIT(k)) && s->have[k]) {
+			s->have[k]--;
+			return 1;
+		}
+	return 0;
+}
+
+static int wait_once(struct perf_sess *s, enum vx_poll mode)
+{
+	if (mode == VX_EVENT) {
+		struct ibv_wc wc;
+		int rc = vx_wait_wc(&s->c, &wc, VX_EVENT);
+		if (rc == 0)
+			fprintf(stderr, "softrnic-perf: the peer disconnected\n");
+		return rc != 1 || account(s, &wc) ? -1 : 0;
+	}
+	int n = perf_reap(s);
+	return n < 0 || (n == 0 && perf_spin(s)) ? -1 : 0;
+}
+
+static int wait_mask(struct perf_sess *s, unsigned mask, enum vx_poll mode)
+{
+	static const char *const names[K_COUNT] = { "", "control receive", "control send",
+	                                            "data receive", "data WR", "credit write" };
+	perf_arm_deadline(s);
+	while (!take(s, mask))
+		if (wait_once(s, mode)) {
+			for (unsigned k = 1; k < K_COUNT; k++)
+				if (mask & BIT(k))
+					fprintf(stderr, "softrnic-perf: %s: was waiting for a %s completion\n",
+					        s->p.server ? "server" : "client", names[k]);
+			return -1;
+		}
+	return 0;
+}
+
+int perf_wait(struct perf_sess *s, unsigned kind, enum vx_poll mode)
+{
+	return wait_mask(s, BIT(kind), mode);
+}
+
+int perf_post_data_recv(struct perf_sess *s)
+{
+	if (vx_post_recv(&s->c, WR_ID(K_DATA_RECV, 0), s->rx, s->p.size, s->data_mr))
+		return -1;
+	s->rq_out++;
+	return 0;
+}
+
+int perf_post(struct perf_sess *s, enum ibv_wr_opcode op, uint64_t seq, bool signaled)
+{
+	void *local = op == IBV_WR_RDMA_READ ? s->rx : s->tx;
+	return vx_post(&s->c, op, WR_ID(K_DATA, seq), local, s->p.size, s->data_mr, s->raddr,
+	               s->rkey, signaled);
+}
+
+static int post_ctl_recv(struct perf_sess *s)
+{
+	if (vx_post_recv(&s->c, WR_ID(K_CTL_RECV, 0), &s->ctl->rx, sizeof s->ctl->rx, s->ctl_mr))
+		return -1;
+	s->rq_out++;
+	return 0;
+}
+
+/* Sends our parameters and regions (len 0: the closing handshake) and waits for it. */
+static int send_ctl(struct perf_sess *s, uint32_t len)
+{
+	struct perf_ctl *t = &s->ctl->tx;
+	*t = (struct perf_ctl){
+		.magic = htobe32(PERF_MAGIC), .test = htobe32(s->p.test), .lat = htobe32(s->p.lat),
+		.size = htobe32(s->p.size), .iters = htobe32(s->p.iters),
+		.depth = htobe32(s->p.tx_depth), .credits = htobe32(s->rq_out),
+		.addr = htobe64((uintptr_t)s->rx), .rkey = htobe32(s->data_mr ? s->data_mr->rkey : 0),
+		.len = htobe32(s->p.size), .credit_addr = htobe64((uintptr_t)&s->ctl->credit),
+		.credit_rkey = htobe32(s->ctl_mr->rkey),
+	};
+	if (vx_post(&s->c, IBV_WR_SEND, WR_ID(K_CTL_SEND, 0), t, len, s->ctl_mr, 0, 0, true))
+		return -1;
+	return perf_wait(s, K_CTL_SEND, VX_EVENT);
+}
+
+/* Reads the peer's control message; the server adopts the client's test parameters. */
+static int read_ctl(struct perf_sess *s)
+{
+	const struct perf_ctl *m = &s->ctl->rx;
+	if (be32toh(m->magic) != PERF_MAGIC)
+		return fprintf(stderr, "softrnic-perf: peer is not softrnic-perf\n"), -1;
+	if (s->p.server) {
+		s->p.test = (enum perf_test)be32toh(m->test);
+		s->p.lat = be32toh(m->lat) != 0;
+		s->p.size = be32toh(m->size);
+		s->p.iters = be32toh(m->iters);
+		s->p.tx_depth = be32toh(m->depth);
+		if (s->p.test > PERF_SEND || s->p.iters == 0 || s->p.size > (1u << 30))
+			return fprintf(stderr, "softrnic-perf: bad parameters from client\n"), -1;
+	}
+	s->raddr = be64toh(m->addr);
+	s->rkey = be32toh(m->rkey);
+	s->credit_raddr = be64toh(m->credit_addr);
+	s->credit_rkey = be32toh(m->credit_rkey);
+	s->credits = be32toh(m->credits);
+	return 0;
+}
+
+static int register_data(struct perf_sess *s)
+{
+	size_t region = REGION(s->p.size ? s->p.size : 1);
+	s->data_mr = vx_reg(&s->c, 2 * region, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	                                         IBV_ACCESS_REMOTE_READ);
+	if (!s->data_mr)
+		return -1;
+	s->tx = s->data_mr->addr;
+	s->rx = s->tx + region;
+	memset(s->tx, 'a', s->p.size);
+	return 0;
+}
+
+static int connect_side(struct perf_sess *s)
+{
+	struct vx_opts o = {
+		.addr = s->p.addr, .port = s->p.port, .server = s->p.server,
+		.send_depth = 256 + 32, .recv_depth = SEND_BW_RQ + 8, .rd_atom = 16, .channel = true,
+		.timeout_ms = s->p.timeout_ms, .accept_timeout_ms = -1,
+	};
+	if (vx_setup(&s->c, &o))
+		return -1;
+	s->ctl_mr = vx_reg(&s->c, sizeof *s->ctl, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!s->ctl_mr)
+		return -1;
+	s->ctl = s->ctl_mr->addr;
+	return post_ctl_recv(s);
+}
+
+static int setup_client(struct perf_sess *s)
+{
+	if (connect_side(s) || register_data(s))
+		return -1;
+	if (s->p.test == PERF_SEND && s->p.lat && (perf_post_data_recv(s) || perf_post_data_recv(s)))
+		return -1;
+	if (vx_establish(&s->c) || send_ctl(s, sizeof(struct perf_ctl)))
+		return -1;
+	return perf_wait(s, K_CTL_RECV, VX_EVENT) || read_ctl(s) ? -1 : 0;
+}
+
+/* Server receives: send_bw keeps SEND_BW_RQ posted (the client has credits for them),
+ * send_lat two, the others one for the closing message. */
+static int post_server_recvs(struct perf_sess *s)
+{
+	uint32_t n = s->p.test != PERF_SEND ? 0 : s->p.lat ? 2 : SEND_BW_RQ;
+	if (n > s->p.iters + 1)
+		n = s->p.iters + 1;
+	for (uint32_t i = 0; i < n; i++)
+		if (perf_post_data_recv(s))
+			return -1;
+	return n ? 0 : post_ctl_recv(s);
+}
+
+static int setup_server(struct perf_sess *s)
+{
+	if (s->p.log)
+		fprintf(s->p.log, "************************************\n"
+		                  "* Waiting for client to connect... *\n"
+		                  "************************************\n");
+	if (connect_side(s) || vx_establish(&s->c))
+		return -1;
+	if (perf_wait(s, K_CTL_RECV, VX_EVENT) || read_ctl(s) || register_data(s))
+		return -1;
+	return post_server_recvs(s) || send_ctl(s, sizeof(struct perf_ctl)) ? -1 : 0;
+}
+
+/* Closing handshake: the client sends an empty message, the server answers with one. */
+static int finish(struct perf_sess *s)
+{
+	int saved = s->c.timeout_ms;
+	int rc;
+	if (s->p.server) {
+		s->c.timeout_ms = -1;   /* the client may measure for a long time */
+		rc = wait_mask(s, ANY_RECV, VX_EVENT);
+		s->c.timeout_ms = saved;
+		return rc || send_ctl(s, 0) ? -1 : 0;
+	}
+	if (s->rq_out == 0 && post_ctl_recv(s))
+		return -1;
+	return send_ctl(s, 0) || wait_mask(s, ANY_RECV, VX_EVENT) ? -1 : 0;
+}
+
+static void banner(const struct perf_sess *s)
+{
+	FILE *f = s->p.log;
+	if (!f)
+		return;
+	const char *tt = s->c.id->verbs->device->transport_type == IBV_TRANSPORT_IWARP ? "IW" : "IB";
+	fprintf(f, "---------------------------------------------------------------------------------------\n"
+	           "                    %s\n"
+	           " Number of qps   : 1\t\tTransport type : %s\n"
+	           " Connection type : RC\t\tUsing rdma_cm  : ON\n"
+	           " Device          : %s\t\tPolling        : %s\n"
+	           " local address:  QPN 0x%06x RKey 0x%08x VAddr 0x%016llx\n"
+	           " remote address: RKey 0x%08x VAddr 0x%016llx\n",
+	        perf_test_name(s->p.test, s->p.lat), tt, ibv_get_device_name(s->c.id->verbs->device),
+	        s->p.mode == VX_YIELD ? "spin + yield" : "busy", s->c.qp->qp_num, s->data_mr->rkey,
+	        (unsigned long long)(uintptr_t)s->rx, s->rkey, (unsigned long long)s->raddr);
+}
+
+static int run_test(struct perf_sess *s, struct perf_result *r)
+{
+	if (s->p.server)
+		return s->p.lat ? perf_lat_server(s) : perf_bw_server(s);
+	*r = (struct perf_result){ .test = s->p.test, .lat = s->p.lat, .size = s->p.size,
+	                           .iters = s->p.iters };
+	return s->p.lat ? perf_lat_client(s, r) : perf_bw_client(s, r);
+}
+
+int perf_run(const struct perf_params *p, struct perf_result *res)
+{
+	struct perf_sess *s = calloc(1, sizeof *s);
+	if (!s)
+		return fprintf(stderr, "softrnic-perf: out of memory\n"), -1;
+	s->p = *p;
+	int rc = p->server ? setup_server(s) : setup_client(s);
+	if (rc == 0) {
+		banner(s);
+		rc = run_test(s, res);
+	}
+	if (rc == 0)
+		rc = finish(s);
+	vx_disconnect(&s->c);
+	vx_unreg(s->data_mr);
+	vx_unreg(s->ctl_mr);
+	vx_destroy(&s->c);
+	free(s);
+	return rc;
+}

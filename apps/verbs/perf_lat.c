@@ -1,0 +1,102 @@
+/* perf_lat: the latency tests. write and send are ping-pongs (reported as half the round
+ * trip, as perftest does); read times each RDMA Read from post to completion.
+ * write_lat follows ib_write_lat: each side spins on the last byte of its receive region
+ * until the peer's RDMA Write has placed it, with no verbs call in between. */
+#include <stdlib.h>
+
+#include "perf_int.h"
+
+static bool signal_this(const struct perf_sess *s, uint32_t i)
+{
+	return i % SIGNAL_EVERY == 0 || i == s->p.iters;
+}
+
+/* Spins until the byte at p becomes v (reaping the CQ now and then for errors). */
+static int spin_byte(struct perf_sess *s, volatile const char *p, char v)
+{
+	perf_arm_deadline(s);
+	while (*p != v)
+		if (perf_spin(s) || ((s->spins & 4095) == 0 && perf_reap(s) < 0))
+			return -1;
+	return 0;
+}
+
+static int write_pingpong(struct perf_sess *s, double *ns)
+{
+	volatile const char *poll_byte = s->rx + s->p.size - 1;
+	char *post_byte = s->tx + s->p.size - 1;
+	bool client = !s->p.server;
+	uint64_t prev = vx_now_ns();
+	for (uint32_t i = 1; i <= s->p.iters; i++) {
+		if (!client && spin_byte(s, poll_byte, (char)i))
+			return -1;
+		*post_byte = (char)i;
+		if (perf_post(s, IBV_WR_RDMA_WRITE, i, signal_this(s, i)))
+			return -1;
+		if (client && spin_byte(s, poll_byte, (char)i))
+			return -1;
+		uint64_t now = vx_now_ns();
+		if (ns)
+			ns[i - 1] = (double)(now - prev);
+		prev = now;
+		if (perf_reap(s) < 0)   /* frees SQ slots of the signaled writes */
+			return -1;
+	}
+	return 0;
+}
+
+static int send_pingpong(struct perf_sess *s, double *ns)
+{
+	bool client = !s->p.server;
+	uint64_t prev = vx_now_ns();
+	for (uint32_t i = 1; i <= s->p.iters; i++) {
+		if (!client && (perf_wait(s, K_DATA_RECV, s->p.mode) || perf_post_data_recv(s)))
+			return -1;
+		if (perf_post(s, IBV_WR_SEND, i, signal_this(s, i)))
+			return -1;
+		if (client && (perf_wait(s, K_DATA_RECV, s->p.mode) || perf_post_data_recv(s)))
+			return -1;
+		uint64_t now = vx_now_ns();
+		if (ns)
+			ns[i - 1] = (double)(now - prev);
+		prev = now;
+	}
+	return 0;
+}
+
+static int read_each(struct perf_sess *s, double *ns)
+{
+	for (uint32_t i = 1; i <= s->p.iters; i++) {
+		uint64_t t0 = vx_now_ns();
+		if (perf_post(s, IBV_WR_RDMA_READ, i, true) || perf_wait(s, K_DATA, s->p.mode))
+			return -1;
+		ns[i - 1] = (double)(vx_now_ns() - t0);
+	}
+	return 0;
+}
+
+int perf_lat_client(struct perf_sess *s, struct perf_result *r)
+{
+	double *ns = calloc(s->p.iters, sizeof *ns);
+	if (!ns)
+		return fprintf(stderr, "softrnic-perf: out of memory\n"), -1;
+	int rc;
+	switch (s->p.test) {
+	case PERF_WRITE: rc = write_pingpong(s, ns); break;
+	case PERF_SEND: rc = send_pingpong(s, ns); break;
+	default: rc = read_each(s, ns); break;
+	}
+	if (rc == 0)
+		perf_lat_stats(ns, s->p.iters, s->p.test == PERF_READ ? 1.0 : 0.5, r);
+	free(ns);
+	return rc;
+}
+
+int perf_lat_server(struct perf_sess *s)
+{
+	switch (s->p.test) {
+	case PERF_WRITE: return write_pingpong(s, NULL);
+	case PERF_SEND: return send_pingpong(s, NULL);
+	default: return 0;   /* reads need nothing from the server's CPU */
+	}
+}

@@ -1,0 +1,430 @@
+/* The glue between connections and the progress engine (rn_device.h): attached objects (QPs)
+ * and connection setups (rn_cm), both driven from engine callbacks.
+ *
+ * Every change of an attachment's engine registration happens on the driving thread, inside
+ * a callback (fd event or the attachment's timer), under the attachment's lock; other threads
+ * only arm the timer ("kick", delay 0). So registrations never race, and detach from another
+ * thread only has to wait for callbacks (rn_progress_del / _timer_cancel do that).
+ *
+ * The engine registers a dup() of the object's fd: the object may close its fd at any time
+ * (the QP releases its stream from an application thread; the CM closes on failure) and the
+ * number may be reused at once; our own number stays valid until we drop it, so epoll never
+ * confuses two files and rn_progress never sees a stale key. The cost is one dup per stream,
+ * and the socket's final close (FIN / RST) waits until the engine drops its copy, which it
+ * does at the next callback (the object's wake kicks it). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "rn_device_int.h"
+
+struct rn_dev_conn {
+	struct rn_device *dev;
+	const struct rn_dev_conn_ops *ops;
+	void *obj;
+	pthread_mutex_t lock;
+	bool detached, counted, parked;
+	int src_fd;                     /* the object's fd our dup copies (-1: none) */
+	int dfd;                        /* the dup, registered with the engine (-1: none) */
+	uint32_t events;
+	struct rn_progress_timer kick;
+	struct rn_dev_conn *next;       /* dev->conns, under dev->lock */
+};
+
+struct rn_dev_cm {
+	struct rn_device *dev;
+	struct rn_cm *cm;
+	rn_device_cm_fn fn;
+	void *arg;
+	pthread_mutex_t lock;
+	bool detached;
+	int dfd;
+	uint32_t events;
+	enum rn_cm_state reported;
+	struct rn_progress_timer timer; /* the CM's state deadline, and kicks */
+	struct rn_dev_cm *next;         /* dev->cms, under dev->lock */
+};
+
+static int dup_fd(int fd)
+{
+	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/* Lock held, on the driver: drop the registration and our copy of the fd. */
+static void drop_fd(struct rn_progress *eng, int *dfd)
+{
+	if (*dfd < 0)
+		return;
+	rn_progress_del(eng, *dfd);
+	close(*dfd);
+	*dfd = -1;
+}
+
+/* ---- attached objects (QPs) ------------------------------------------------------------- */
+static void conn_io(void *arg, int fd, uint32_t ev);
+
+static uint32_t conn_events(struct rn_dev_conn *c)
+{
+	return EPOLLIN | (c->ops->wants_write(c->obj) ? EPOLLOUT : 0);
+}
+
+/* Driver: make the registration match the object's fd and write interest. true when a new
+ * stream was registered. */
+static bool conn_rearm(struct rn_dev_conn *c)
+{
+	struct rn_progress *eng = c->dev->eng;
+	bool fresh = false;
+	int fd;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->detached || !c->obj) {
+		pthread_mutex_unlock(&c->lock);
+		return false;
+	}
+	fd = c->ops->fd(c->obj);
+	if (fd != c->src_fd) {
+		drop_fd(eng, &c->dfd);
+		c->src_fd = -1;
+		c->parked = false;
+		if (fd >= 0 && (c->dfd = dup_fd(fd)) >= 0) {
+			c->src_fd = fd;
+			c->events = conn_events(c);
+			if (rn_progress_add(eng, c->dfd, c->events, conn_io, c))
+				drop_fd(eng, &c->dfd);
+			else
+				fresh = true;
+		}
+	} else if (c->dfd >= 0) {
+		uint32_t ev = conn_events(c);
+		if (ev != c->events && !rn_progress_mod(eng, c->dfd, ev))
+			c->events = ev;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return fresh;
+}
+
+/* Driver: a hung-up stream the object no longer reacts to would make a level-triggered loop;
+ * stop watching it until the object wakes us with a new fd. */
+static void conn_park(struct rn_dev_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (!c->detached) {
+		drop_fd(c->dev->eng, &c->dfd);
+		c->parked = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void conn_io(void *arg, int fd, uint32_t ev)
+{
+	struct rn_dev_conn *c = arg;
+	int did = 0;
+	(void)fd;
+
+	/* the object released or replaced its stream: never call it for the old one */
+	if (c->ops->fd(c->obj) != c->src_fd) {
+		conn_rearm(c);
+		return;
+	}
+	if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+		did |= c->ops->on_readable(c->obj);
+	if (ev & (EPOLLOUT | EPOLLERR))
+		did |= c->ops->on_writable(c->obj);
+	if (!did && (ev & (EPOLLERR | EPOLLHUP)))
+		conn_park(c);
+	else
+		conn_rearm(c);
+}
+
+static void conn_kicked(void *arg)
+{
+	struct rn_dev_conn *c = arg;
+	bool parked;
+
+	pthread_mutex_lock(&c->lock);
+	parked = c->parked;
+	pthread_mutex_unlock(&c->lock);
+	/* a wake after parking: the object has something new to say; look at it again */
+	if (parked && c->ops->fd(c->obj) == c->src_fd) {
+		pthread_mutex_lock(&c->lock);
+		c->src_fd = -1;
+		c->parked = false;
+		pthread_mutex_unlock(&c->lock);
+	}
+	/* A stream just handed over may come with input its connection setup already read off
+	 * the socket (rn_cm_handoff rx: e.g. the peer's first Send right behind the MPA
+	 * exchange). The fd will not turn readable for those octets, so read once now. */
+	if (conn_rearm(c) && c->ops->on_readable(c->obj))
+		conn_rearm(c);
+}
+
+enum rn_status rn_device_conn_alloc(struct rn_device *dev, const struct rn_dev_conn_ops *ops,
+				    struct rn_dev_conn **out)
+{
+	struct rn_dev_conn *c;
+
+	if (!rn_device_valid(dev))
+		return RN_ERR_INVALID_RNIC;
+	if (!ops || !ops->fd || !ops->on_readable || !ops->on_writable || !ops->wants_write)
+		return RN_ERR_INVALID_MODIFIER;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return RN_ERR_NO_RESOURCES;
+	c->dev = dev;
+	c->ops = ops;
+	c->src_fd = c->dfd = -1;
+	pthread_mutex_init(&c->lock, NULL);
+	rn_progress_timer_init(&c->kick, conn_kicked, c);
+	pthread_mutex_lock(&dev->lock);
+	c->next = dev->conns;
+	dev->conns = c;
+	pthread_mutex_unlock(&dev->lock);
+	*out = c;
+	return RN_OK;
+}
+
+enum rn_status rn_device_conn_attach(struct rn_dev_conn *c, void *obj)
+{
+	if (!c || !obj)
+		return RN_ERR_INVALID_MODIFIER;
+	pthread_mutex_lock(&c->lock);
+	c->obj = obj;
+	pthread_mutex_unlock(&c->lock);
+	rn_device_engine_up(c->dev);
+	rn_device_conn_wake(c);
+	return RN_OK;
+}
+
+void rn_device_conn_wake(void *conn)
+{
+	struct rn_dev_conn *c = conn;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->detached && c->obj)
+		rn_progress_timer_arm(c->dev->eng, &c->kick, 0);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void rn_device_conn_detach(struct rn_dev_conn *c)
+{
+	struct rn_progress *eng = c->dev->eng;
+
+	pthread_mutex_lock(&c->lock);
+	c->detached = true; /* from here no callback changes the registration */
+	pthread_mutex_unlock(&c->lock);
+	rn_progress_timer_cancel(eng, &c->kick);
+	if (c->dfd >= 0) {
+		rn_progress_del(eng, c->dfd);
+		close(c->dfd);
+		c->dfd = -1;
+	}
+}
+
+void rn_device_conn_free(struct rn_dev_conn *c)
+{
+	struct rn_device *dev;
+
+	if (!c)
+		return;
+	dev = c->dev;
+	pthread_mutex_lock(&dev->lock);
+	for (struct rn_dev_conn **pp = &dev->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	if (c->counted)
+		dev->nqp--;
+	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+struct rn_dev_conn *rn_device_conn_find(struct rn_device *dev, const void *obj)
+{
+	struct rn_dev_conn *c;
+
+	pthread_mutex_lock(&dev->lock);
+	for (c = dev->conns; c && c->obj != obj; c = c->next)
+		;
+	pthread_mutex_unlock(&dev->lock);
+	return c;
+}
+
+void rn_device_conn_set_counted(struct rn_dev_conn *c)
+{
+	c->counted = true;
+}
+
+/* ---- connection setup (rn_cm) --------------------------------------------------------- */
+static void cm_io(void *arg, int fd, uint32_t ev);
+
+static uint32_t cm_events(const struct rn_cm *cm)
+{
+	short pe = rn_cm_poll_events(cm);
+	return (pe & POLLIN ? EPOLLIN : 0) | (pe & POLLOUT ? EPOLLOUT : 0);
+}
+
+/* Lock held, driver: registration and deadline after a step of the CM. */
+static void cm_rearm_locked(struct rn_dev_cm *a)
+{
+	struct rn_progress *eng = a->dev->eng;
+	int fd = rn_cm_fd(a->cm), tmo = rn_cm_timeout_ms(a->cm);
+	uint32_t ev = fd >= 0 ? cm_events(a->cm) : 0;
+
+	if (!ev) {
+		drop_fd(eng, &a->dfd);
+	} else if (a->dfd < 0) {
+		if ((a->dfd = dup_fd(fd)) >= 0 && rn_progress_add(eng, a->dfd, ev, cm_io, a))
+			drop_fd(eng, &a->dfd);
+		a->events = ev;
+	} else if (ev != a->events && !rn_progress_mod(eng, a->dfd, ev)) {
+		a->events = ev;
+	}
+	if (tmo >= 0)
+		rn_progress_timer_arm(eng, &a->timer, (uint64_t)tmo * 1000u);
+	else
+		rn_progress_timer_cancel(eng, &a->timer);
+}
+
+/* Driver: step the CM, re-arm, report a state change. The report is the last thing done:
+ * the callback may detach (and so free) the attachment. */
+static void cm_service(struct rn_dev_cm *a)
+{
+	enum rn_cm_state st;
+	bool report;
+	rn_device_cm_fn fn;
+	void *arg;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->detached) {
+		pthread_mutex_unlock(&a->lock);
+		return;
+	}
+	st = rn_cm_progress(a->cm);
+	cm_rearm_locked(a);
+	report = st != a->reported;
+	a->reported = st;
+	fn = a->fn;
+	arg = a->arg;
+	pthread_mutex_unlock(&a->lock);
+	if (report && fn)
+		fn(arg, a, st);
+}
+
+static void cm_io(void *arg, int fd, uint32_t ev)
+{
+	(void)fd;
+	(void)ev;
+	cm_service(arg);
+}
+
+static void cm_timer(void *arg)
+{
+	cm_service(arg);
+}
+
+enum rn_status rn_device_attach_cm(struct rn_device *dev, struct rn_cm *cm, rn_device_cm_fn fn,
+				   void *arg, struct rn_dev_cm **out)
+{
+	struct rn_dev_cm *a;
+
+	if (!rn_device_valid(dev))
+		return RN_ERR_INVALID_RNIC;
+	if (!cm || !out)
+		return RN_ERR_INVALID_MODIFIER;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return RN_ERR_NO_RESOURCES;
+	a->dev = dev;
+	a->cm = cm;
+	a->fn = fn;
+	a->arg = arg;
+	a->dfd = -1;
+	a->reported = rn_cm_state(cm);
+	pthread_mutex_init(&a->lock, NULL);
+	rn_progress_timer_init(&a->timer, cm_timer, a);
+	pthread_mutex_lock(&dev->lock);
+	a->next = dev->cms;
+	dev->cms = a;
+	dev->ncm++;
+	pthread_mutex_unlock(&dev->lock);
+	*out = a;
+	rn_device_engine_up(dev);
+	/* the first step and the registration happen on the engine */
+	rn_progress_timer_arm(dev->eng, &a->timer, 0);
+	return RN_OK;
+}
+
+static int cm_decide(struct rn_dev_cm *a, bool accept, const void *pd, size_t len)
+{
+	int rc;
+
+	pthread_mutex_lock(&a->lock);
+	rc = accept ? rn_cm_accept(a->cm, pd, len) : rn_cm_reject(a->cm, pd, len);
+	if (!a->detached)
+		rn_progress_timer_arm(a->dev->eng, &a->timer, 0);
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+int rn_device_cm_accept(struct rn_dev_cm *a, const void *pd, size_t pd_len)
+{
+	return cm_decide(a, true, pd, pd_len);
+}
+
+int rn_device_cm_reject(struct rn_dev_cm *a, const void *pd, size_t pd_len)
+{
+	return cm_decide(a, false, pd, pd_len);
+}
+
+struct rn_cm *rn_device_cm_get(struct rn_dev_cm *a)
+{
+	return a->cm;
+}
+
+struct rn_cm *rn_device_detach_cm(struct rn_dev_cm *a)
+{
+	struct rn_device *dev = a->dev;
+	struct rn_cm *cm = a->cm;
+
+	pthread_mutex_lock(&a->lock);
+	a->detached = true;
+	pthread_mutex_unlock(&a->lock);
+	rn_progress_timer_cancel(dev->eng, &a->timer);
+	if (a->dfd >= 0) {
+		rn_progress_del(dev->eng, a->dfd);
+		close(a->dfd);
+	}
+	pthread_mutex_lock(&dev->lock);
+	for (struct rn_dev_cm **pp = &dev->cms; *pp; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	}
+	dev->ncm--;
+	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+	return cm;
+}
+
+/* ---- close ------------------------------------------------------------------------------ */
+void rn_device_conns_close(struct rn_device *dev)
+{
+	while (dev->cms)
+		rn_cm_destroy(rn_device_detach_cm(dev->cms));
+	while (dev->conns) {
+		struct rn_dev_conn *c = dev->conns;
+
+		rn_device_conn_detach(c);
+		if (c->obj && c->ops->destroy)
+			c->ops->destroy(dev, c->obj);
+		rn_device_conn_free(c);
+	}
+}

@@ -1,0 +1,189 @@
+/* Private to rn_qp*.c and rn_wr.c: the QP object and the helpers its files share. */
+#ifndef RN_QP_INT_H
+#define RN_QP_INT_H
+
+#include <pthread.h>
+
+#include "rn_qp.h"
+
+/* ---- Send Queue ------------------------------------------------------------------------ */
+struct rn_sqe {
+	struct rn_send_wr wr;           /* copy; next = NULL, sg_list = sge */
+	struct rn_rq_sge sge[RN_QP_MAX_SGE];
+	uint8_t *inl;                   /* this slot's inline buffer (max_inline octets) */
+	uint64_t total;                 /* payload octets (sum of SGEs, or inline length) */
+	uint8_t op;                     /* enum rn_wr_opcode after SOLICITED folding */
+	uint8_t status;                 /* enum rn_wc_status, valid when done */
+	bool inline_data;
+	bool signaled;
+	bool done;                      /* completed (status valid); CQE not yet written */
+	bool wait_sync;                 /* completion held until rn_mem_sync_done(ticket) */
+	uint64_t ticket;
+};
+
+/* An RDMA Read in flight (ORQ), oldest first. */
+struct rn_orq_ent {
+	uint32_t sq_idx;                /* absolute SQ index of the Read WR */
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t size;
+	uint64_t got;                   /* octets of Read Response placed so far */
+};
+
+/* An inbound RDMA Read Request accepted into the IRRQ (responses go out in this order). */
+struct rn_irq_ent {
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t size;
+	uint32_t src_stag;
+	uint64_t src_to;
+};
+
+/* ---- transmit ---------------------------------------------------------------------------- */
+enum tx_msg { TXM_NONE, TXM_SQ, TXM_RRESP };
+enum tx_mark_kind { MARK_SQ, MARK_RRESP };
+
+#define RN_TX_MARKS 64u
+#define RN_TX_BUDGET (256u * 1024u)   /* octets handed to the transport per pump call */
+#define RN_TX_BUF (64u * 1024u)       /* encoded FPDUs waiting for the transport */
+
+struct tx_mark {
+	uint64_t end;                   /* queued_total at the end of the message's last FPDU */
+	uint8_t kind;                   /* enum tx_mark_kind */
+	uint32_t idx;                   /* MARK_SQ: absolute SQ index */
+};
+
+struct rn_qp_tx {
+	struct mpa_tx mpa;
+	uint8_t *buf;
+	size_t cap, head, tail;         /* [head, tail) not yet accepted by the transport */
+	uint64_t queued_total, sent_total;
+	struct tx_mark marks[RN_TX_MARKS];
+	uint32_t mhead, mtail;          /* absolute mark counters */
+	uint32_t mulpdu, max_fpdu;
+	uint8_t *bounce;                /* one segment's payload, gathered */
+	/* the message being segmented */
+	enum tx_msg cur;
+	uint32_t cur_idx;               /* TXM_SQ: absolute SQ index */
+	struct ddp_seg_iter it;
+	uint8_t body[RDMAP_READ_REQ_LEN];
+	bool has_body;                  /* Read Request: the 28-octet body is the payload */
+	uint32_t src_sge;               /* SGE cursor for SQ payload */
+	uint64_t src_off;
+	uint32_t msn[RDMAP_NQUEUES];    /* next MSN per queue */
+	bool rr_turn;                   /* alternate Read Responses and SQ messages */
+	bool stopped;                   /* STOP_SQ: no new SQ / IRRQ segment */
+	bool term_pending;              /* Terminate built, not yet framed */
+	struct rdmap_term term;
+	bool close_pending, fin_sent;
+};
+
+/* ---- receive ----------------------------------------------------------------------------- */
+enum rx_target { RXT_DROP, RXT_UNTAGGED, RXT_TAGGED, RXT_NONE };
+
+struct rn_qp_rx {
+	struct mpa_rx mpa;
+	struct ddp_rx_state ddp;
+	uint8_t *buf;                   /* RN_QP_RX_BUF */
+	uint8_t *stage;                 /* CRC on: the payload waits here until the CRC passed */
+	bool staged;                    /* this stream stages (CRC negotiated) */
+	uint8_t *pre;                   /* octets handed over by rn_cm, not yet parsed */
+	size_t pre_len, pre_off;
+	bool eof, fin_fed, closed_fed;
+	bool stopped;                   /* STOP_INBOUND */
+	bool mpa_failed;
+	/* the FPDU being parsed */
+	uint8_t head[MPA_RX_HEAD_MAX];
+	size_t head_len, ulpdu_len, ddp_hlen;
+	struct rdmap_msg msg;
+	struct ddp_place pl;
+	enum rx_target target;
+	uint32_t need;                  /* RXT_TAGGED: access needed */
+	bool err_pending;               /* first error of this segment, acted on at END */
+	struct rn_qp_error err;
+	bool wc_err;                    /* the error completes the RQ WQE with wc_status */
+	uint8_t wc_status;
+	/* the Receive in progress on QN 0 */
+	bool have_wqe, wqe_srq;
+	struct rn_rqe wqe;
+	uint64_t wqe_len;
+};
+
+/* ---- the QP ------------------------------------------------------------------------------ */
+struct rn_qp {
+	pthread_mutex_t lock;
+	struct rn_qp_init_attr ia;      /* as created (limits resolved) */
+	struct rn_qp_alloc alloc;
+	struct rn_qp_sm sm;
+	struct rn_event_res res;
+	struct rn_mem_qp mq;            /* identity for rn_mem WR execution */
+	struct rn_rq *rq;               /* own RQ (NULL with an S-RQ) */
+	struct rn_rq_limit rq_lim;
+	/* SQ ring, absolute indices: [retired, head) completed (CQE written or none due) but
+	 * not yet retired by a poll, [head, proc) started, [proc, tail) waiting. A slot is
+	 * reused only once retired (decision P3); the state machine's "SQ empty" is head ==
+	 * tail (completion generated), so unpolled CQEs never hold up Closing or Error->Idle. */
+	struct rn_sqe *sq;
+	uint8_t *inl;
+	uint32_t sq_head, sq_proc, sq_tail;
+	struct rn_sq_retire sq_ret;     /* advanced by rn_cq_poll (rn_cq.h) */
+	/* ORQ and IRRQ rings, absolute indices */
+	struct rn_orq_ent *orq;
+	uint32_t orq_cap, orq_head, orq_tail;
+	struct rn_irq_ent *irq;
+	uint32_t irq_cap, irq_head, irq_next, irq_tail; /* [head,next) being sent, [next,tail) wait */
+	/* LLP */
+	struct rn_conn *conn;
+	struct rn_cm_handoff llp;       /* params and positions of the associated stream */
+	uint32_t emss;
+	struct rn_qp_tx tx;
+	struct rn_qp_rx rx;
+	/* Terminate message for Query (sent one in tx.term) */
+	bool term_rcvd_valid;
+	struct rdmap_term term_rcvd;
+	/* offending ULPDU of the pending segment error (for rdmap_term_build) */
+	uint8_t term_src[MPA_RX_HEAD_MAX];
+	size_t term_src_len, term_src_ulpdu;
+	bool rresp_ok;                  /* Read Responses may land: the create-time inbound
+	                                 * Write enable (one attribute in the spec). Modify's
+	                                 * RN_QPM_ACCESS changes ia.inbound_write, the gate of
+	                                 * inbound Writes only (decision Q16) */
+	bool need_wake;
+	bool cq_err;                    /* a CQ overflowed while completing: raise after */
+	bool cq_err_sq;
+};
+
+/* rn_qp.c: state machine plumbing and completions */
+struct rn_qp_cond rn_qp_cond_now(const struct rn_qp *qp);
+void rn_qp_input(struct rn_qp *qp, enum rn_qp_input in, const struct rn_qp_error *err);
+void rn_qp_local_error(struct rn_qp *qp, struct iwarp_err term, enum rn_qp_async ev, bool in_wc);
+void rn_qp_push_cqe(struct rn_qp *qp, bool sq, uint64_t wr_id, enum rn_wc_status st,
+		    enum rn_wc_opcode op, uint32_t byte_len, uint16_t flags, uint32_t inv_stag);
+void rn_qp_sq_complete(struct rn_qp *qp);
+void rn_qp_llp_failed(struct rn_qp *qp, long err);
+void rn_qp_check_closed(struct rn_qp *qp);
+static inline struct rn_sqe *rn_qp_sqe(struct rn_qp *qp, uint32_t idx)
+{
+	return &qp->sq[idx % qp->alloc.sq_depth];
+}
+
+/* rn_qp_tx.c */
+void rn_qp_tx_reset(struct rn_qp *qp);
+void rn_qp_tx_pump(struct rn_qp *qp);
+bool rn_qp_tx_busy(struct rn_qp *qp);
+void rn_qp_tx_queue_raw(struct rn_qp *qp, const void *p, size_t n);
+void rn_qp_tx_terminate(struct rn_qp *qp, struct iwarp_err e);
+void rn_qp_tx_drop(struct rn_qp *qp);
+void rn_qp_read_done(struct rn_qp *qp, struct rn_orq_ent *o);
+
+/* rn_qp_rx.c */
+void rn_qp_rx_reset(struct rn_qp *qp);
+int rn_qp_rx_run(struct rn_qp *qp);
+void rn_qp_rx_drop_wqe(struct rn_qp *qp, enum rn_wc_status st);
+
+/* rn_wr.c: immediate validation of one WR (no side effects) */
+enum rn_status rn_wr_check_send(const struct rn_qp *qp, const struct rn_send_wr *wr);
+uint8_t rn_wr_effective_op(const struct rn_send_wr *wr);
+enum rn_wc_opcode rn_wr_wc_opcode(uint8_t op);
+
+#endif

@@ -1,0 +1,611 @@
+/* Receive processing: transport octets -> mpa_rx_next pieces -> DDP/RDMAP decode and checks
+ * at the segment's HEAD -> DATA copied straight into the target -> delivery at END.
+ *
+ * Rules kept here:
+ *   - Every check runs at HEAD, for the whole segment, before its first octet is placed
+ *     (seed-memmgmt §6.7); each later chunk is re-validated for exactly its own range right
+ *     before the copy, so nothing is written outside a checked range and no translation is
+ *     kept across a return (quiescence).
+ *   - An error found at HEAD is acted on only at END, once MPA delivered the segment whole
+ *     (§6.4 item 7): a CRC error in the same FPDU wins; the first delivered error wins.
+ *   - With CRC negotiated the payload is staged and placed only after the CRC matched, so a
+ *     corrupted segment never reaches memory (T37). Without CRC there is nothing to wait for
+ *     and DATA is placed straight from the transport buffer.
+ *   - The Terminate carries the offending segment's headers (rdmap_term_build on the head).
+ *   - S-RQ / RQ WQEs are taken at the first segment of a Send (MSN order, §8.2.2 rule 12). */
+#include "rn_qp_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rn_qp_rx_reset(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	struct mpa_rx_cfg rc = { 0 };
+
+	rc.head_len = MPA_RX_HEAD_MAX;
+	mpa_rx_init(&rx->mpa, &rc);
+	ddp_rx_init(&rx->ddp, RDMAP_NQUEUES);
+	rx->eof = rx->fin_fed = rx->closed_fed = false;
+	rx->stopped = rx->mpa_failed = false;
+	rx->err_pending = false;
+	rx->target = RXT_NONE;
+}
+
+/* ---- receive WQEs ---------------------------------------------------------------------- */
+
+static void retire_wqe(struct rn_qp *qp)
+{
+	if (qp->rx.wqe_srq)
+		rn_srq_retire(qp->ia.srq, &qp->rq_lim);
+	else
+		rn_rq_retire(qp->rq, 1);
+	qp->rx.have_wqe = false;
+}
+
+/* Complete the Receive in progress with a non-success status (flush or error). */
+void rn_qp_rx_drop_wqe(struct rn_qp *qp, enum rn_wc_status st)
+{
+	if (!qp->rx.have_wqe)
+		return;
+	rn_qp_push_cqe(qp, false, qp->rx.wqe.wr_id, st, RN_WC_OP_RECV, 0, 0, 0);
+	retire_wqe(qp);
+}
+
+static bool take_wqe(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	bool got;
+
+	if (qp->ia.srq)
+		got = rn_srq_take(qp->ia.srq, &qp->rq_lim, &rx->wqe) != 0;
+	else
+		got = rn_rq_take(qp->rq, &rx->wqe) != RN_RQ_EMPTY;
+	if (!got)
+		return false;
+	rx->have_wqe = true;
+	rx->wqe_srq = qp->ia.srq != NULL;
+	rx->wqe_len = 0;
+	for (uint32_t i = 0; i < rx->wqe.num_sge; i++)
+		rx->wqe_len += rx->wqe.sge[i].length;
+	return true;
+}
+
+static uint32_t rq_pd(const struct rn_qp *qp)
+{
+	return qp->ia.srq ? rn_srq_pd(qp->ia.srq) : qp->ia.pd;
+}
+
+static enum rn_wc_status check_wqe(struct rn_qp *qp)
+{
+	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
+	struct rn_mem_ref ref;
+
+	for (uint32_t i = 0; i < qp->rx.wqe.num_sge; i++) {
+		const struct rn_rq_sge *s = &qp->rx.wqe.sge[i];
+		enum rn_wc_status st = rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag,
+							      s->addr, s->length,
+							      RN_ACC_LOCAL_WRITE, &ref);
+		if (st != RN_WC_SUCCESS)
+			return st;
+	}
+	return RN_WC_SUCCESS;
+}
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+static void seg_err(struct rn_qp *qp, struct iwarp_err e, enum rn_qp_async ev)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+
+	if (rx->err_pending)
+		return;
+	rx->err_pending = true;
+	rx->err = (struct rn_qp_error){ e, ev, false };
+	rx->target = RXT_DROP;
+}
+
+/* An error the Receive's WC reports (status st): no async event. */
+static void seg_err_wc(struct rn_qp *qp, struct iwarp_err e, enum rn_wc_status st)
+{
+	seg_err(qp, e, RN_QPE_NONE);
+	qp->rx.err.in_wc = true;
+	qp->rx.wc_err = true;
+	qp->rx.wc_status = (uint8_t)st;
+}
+
+/* Async event for a DDP / RDMAP error of an incoming segment (seed-verbs §6.3). */
+static enum rn_qp_async ev_ddp(const struct rn_qp *qp, struct iwarp_err e)
+{
+	static const enum rn_qp_async tagged[] = {
+		RN_QPE_STAG_INVALID, RN_QPE_BASE_BOUNDS, RN_QPE_INVALID_PD, RN_QPE_WRAP,
+		RN_QPE_DDP_VERSION,
+	};
+	if (e.etype == DDP_ETYPE_TAGGED)
+		return e.ecode < 5 ? tagged[e.ecode] : RN_QPE_STAG_INVALID;
+	if (e.etype != DDP_ETYPE_UNTAGGED)
+		return RN_QPE_LLP_BAD_FPDU;
+	bool irrq = qp->rx.msg.ddp.qn == RDMAP_QN_READ_REQ;
+	switch (e.ecode) {
+	case DDP_ECODE_U_INVALID_QN:
+		return RN_QPE_DDP_QN;
+	case DDP_ECODE_U_MSN_RANGE:
+		return irrq ? RN_QPE_IRRQ_MSN_RANGE : RN_QPE_RQ_MSN_RANGE;
+	case DDP_ECODE_U_MSN_NO_BUF:
+		return RN_QPE_RQ_MSN_RANGE;
+	case DDP_ECODE_U_INVALID_MO:
+		return irrq ? RN_QPE_IRRQ_MSN_GAP : RN_QPE_RQ_MSN_GAP;
+	case DDP_ECODE_U_VERSION:
+		return RN_QPE_DDP_VERSION;
+	default:
+		return RN_QPE_RQ_MSN_RANGE;
+	}
+}
+
+static enum rn_qp_async ev_for(const struct rn_qp *qp, struct iwarp_err e)
+{
+	if (e.layer == IWARP_LAYER_DDP)
+		return ev_ddp(qp, e);
+	if (e.layer == IWARP_LAYER_LLP)
+		return e.ecode == MPA_ECODE_CRC ? RN_QPE_LLP_CRC : RN_QPE_LLP_BAD_FPDU;
+	if (e.etype == RDMAP_ETYPE_PROTECTION)
+		return e.ecode == RDMAP_ECODE_ACCESS ? RN_QPE_ACCESS : RN_QPE_STAG_INVALID;
+	switch (e.ecode) {
+	case RDMAP_ECODE_VERSION:
+		return RN_QPE_RDMA_VERSION;
+	case RDMAP_ECODE_CATA_STREAM:
+		return RN_QPE_NO_L_BIT;
+	case RDMAP_ECODE_UNSPECIFIED:
+		if (qp->rx.msg.opcode == RDMAP_OP_READ_REQ)
+			return RN_QPE_READ_REQ_INVALID;
+		return RN_QPE_UNEXPECTED_OPCODE;
+	default:
+		return RN_QPE_UNEXPECTED_OPCODE;
+	}
+}
+
+static enum rn_qp_async ev_irrq(struct iwarp_err e)
+{
+	static const enum rn_qp_async ev[] = {
+		RN_QPE_IRRQ_STAG, RN_QPE_IRRQ_BASE_BOUNDS, RN_QPE_IRRQ_ACCESS,
+		RN_QPE_IRRQ_INVALID_PD, RN_QPE_IRRQ_WRAP,
+	};
+	return e.ecode < 5 ? ev[e.ecode] : RN_QPE_IRRQ_STAG;
+}
+
+/* END of an errored segment: the Receive's WC if it is one, then the state machine. */
+static void raise_seg_error(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	struct rn_qp_error e = rx->err;
+
+	rx->err_pending = false;
+	if (rx->wc_err) {
+		rx->wc_err = false;
+		rn_qp_rx_drop_wqe(qp, (enum rn_wc_status)rx->wc_status);
+	}
+	memcpy(qp->term_src, rx->head, rx->head_len);
+	qp->term_src_len = rx->head_len;
+	qp->term_src_ulpdu = rx->ulpdu_len;
+	rn_qp_input(qp, RN_QPI_SEGMENT_ERROR, &e);
+}
+
+/* ---- placement ---------------------------------------------------------------------------- */
+
+static int copy_in(struct rn_qp *qp, struct rn_mem_ref *ref, const uint8_t *src, uint64_t len)
+{
+	while (len) {
+		uint64_t n = ref->run < len ? ref->run : len;
+		if (n == 0)
+			return -1;
+		memcpy(ref->addr, src, n);
+		src += n;
+		len -= n;
+		if (len && rn_mem_ref_next(qp->ia.mem, ref) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A tagged sink range: Read Responses into a privileged STag 0 sink use process addresses. */
+static int check_sink(struct rn_qp *qp, uint32_t stag, uint64_t to, uint64_t len, uint32_t need,
+		      struct rn_mem_ref *ref, struct iwarp_err *err)
+{
+	if (stag == 0 && need == RN_ACC_LOCAL_WRITE && qp->ia.privileged && len) {
+		if (rn_mem_check_local_sge(qp->ia.mem, qp->ia.pd, RN_MEM_PRIVILEGED, 0, to, len,
+					   need, ref) == RN_WC_SUCCESS)
+			return 0;
+		*err = ddp_err_tagged(DDP_ECODE_T_INVALID_STAG);
+		return -1;
+	}
+	return rn_mem_check_tagged(qp->ia.mem, qp->ia.pd, qp->alloc.qp_id, stag, to, len, need,
+				   ref, err);
+}
+
+static void place_tagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t off)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	struct rn_mem_ref ref;
+	struct iwarp_err err;
+
+	if (check_sink(qp, rx->pl.stag, rx->pl.to + off, len, rx->need, &ref, &err) != 0) {
+		seg_err(qp, err, ev_for(qp, err));
+		return;
+	}
+	if (copy_in(qp, &ref, d, len) != 0)
+		seg_err(qp, ddp_err_tagged(DDP_ECODE_T_INVALID_STAG), RN_QPE_STAG_INVALID);
+}
+
+static void place_untagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t off)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
+	uint64_t pos = rx->pl.mo + off, base = 0;
+
+	for (uint32_t i = 0; i < rx->wqe.num_sge && len; i++) {
+		const struct rn_rq_sge *s = &rx->wqe.sge[i];
+		struct rn_mem_ref ref;
+
+		if (pos >= base + s->length) {
+			base += s->length;
+			continue;
+		}
+		uint64_t in = pos - base, n = s->length - in;
+		if (n > len)
+			n = len;
+		enum rn_wc_status st = rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag,
+							      s->addr + in, n, RN_ACC_LOCAL_WRITE,
+							      &ref);
+		if (st != RN_WC_SUCCESS || copy_in(qp, &ref, d, n) != 0) {
+			seg_err_wc(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC),
+				   st != RN_WC_SUCCESS ? st : RN_WC_INVALID_STAG);
+			return;
+		}
+		d += n;
+		len -= n;
+		pos += n;
+		base += s->length;
+	}
+}
+
+static void place_now(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t off)
+{
+	if (!len)
+		return;
+	if (qp->rx.target == RXT_TAGGED)
+		place_tagged(qp, d, len, off);
+	else if (qp->rx.target == RXT_UNTAGGED)
+		place_untagged(qp, d, len, off);
+}
+
+/* Place now, or stage until END when the CRC must be checked first. */
+static void place(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t off)
+{
+	if (qp->rx.target != RXT_TAGGED && qp->rx.target != RXT_UNTAGGED)
+		return;
+	if (!qp->rx.staged) {
+		place_now(qp, d, len, off);
+		return;
+	}
+	if (off + len <= MPA_MAX_ULPDU)
+		memcpy(qp->rx.stage + off, d, len);
+}
+
+/* ---- HEAD: decode and check ------------------------------------------------------------------- */
+
+static void head_write(struct rn_qp *qp, uint32_t len)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	struct rn_mem_ref ref;
+	struct iwarp_err err;
+
+	if (!qp->ia.inbound_write) {
+		seg_err(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
+			RN_QPE_WRITE_DISABLED);
+		return;
+	}
+	if (check_sink(qp, rx->pl.stag, rx->pl.to, len, RN_ACC_REMOTE_WRITE, &ref, &err) != 0) {
+		seg_err(qp, err, ev_for(qp, err));
+		return;
+	}
+	rx->need = RN_ACC_REMOTE_WRITE;
+	rx->target = RXT_TAGGED;
+}
+
+/* A Read Response must continue the oldest outstanding Read exactly (seed-memmgmt §6.7). */
+static void head_read_resp(struct rn_qp *qp, uint32_t len)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	struct rn_orq_ent *o = &qp->orq[qp->orq_head % qp->orq_cap];
+	const struct iwarp_err bounds = ddp_err_tagged(DDP_ECODE_T_BASE_BOUNDS);
+	struct rn_mem_ref ref;
+	struct iwarp_err err;
+
+	if (!qp->rresp_ok) {
+		seg_err(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
+			RN_QPE_WRITE_DISABLED);
+		return;
+	}
+	if (qp->orq_head == qp->orq_tail) {
+		seg_err(qp, rdmap_err(RDMAP_ETYPE_OPERATION, RDMAP_ECODE_OPCODE),
+			RN_QPE_UNEXPECTED_OPCODE);
+		return;
+	}
+	if (rx->pl.stag != o->sink_stag) {
+		seg_err(qp, ddp_err_tagged(DDP_ECODE_T_INVALID_STAG), RN_QPE_STAG_INVALID);
+		return;
+	}
+	if (rx->pl.to != o->sink_to + o->got || o->got + len > o->size ||
+	    (rx->pl.last && o->got + len != o->size)) {
+		seg_err(qp, bounds, RN_QPE_BASE_BOUNDS);
+		return;
+	}
+	if (check_sink(qp, rx->pl.stag, rx->pl.to, len, RN_ACC_LOCAL_WRITE, &ref, &err) != 0) {
+		seg_err(qp, err, ev_for(qp, err));
+		return;
+	}
+	rx->need = RN_ACC_LOCAL_WRITE;
+	rx->target = RXT_TAGGED;
+}
+
+static void head_send(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	struct iwarp_err err;
+	enum rn_wc_status st;
+
+	if (!rx->have_wqe && !take_wqe(qp)) {
+		seg_err(qp, ddp_err_untagged(DDP_ECODE_U_MSN_NO_BUF), RN_QPE_RQ_MSN_RANGE);
+		return;
+	}
+	if (rx->pl.mo == 0 && (st = check_wqe(qp)) != RN_WC_SUCCESS) {
+		/* Fig. 23: RQ WR local errors -> 0x0000 */
+		seg_err_wc(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC), st);
+		return;
+	}
+	if (ddp_place_check_len(&rx->pl, rx->wqe_len, &err) != 0) {
+		seg_err_wc(qp, err, RN_WC_BASE_BOUNDS);  /* DDP 0x1205 "message too long" */
+		return;
+	}
+	rx->target = RXT_UNTAGGED;
+}
+
+static void head_read_req(struct rn_qp *qp)
+{
+	const struct rdmap_read_req *rr = &qp->rx.msg.u.read_req;
+	struct rn_mem_ref ref;
+	struct iwarp_err err;
+
+	if (!qp->ia.inbound_read) {
+		seg_err(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
+			RN_QPE_READ_DISABLED);
+		return;
+	}
+	if (qp->irq_tail - qp->irq_head >= qp->alloc.ird) {
+		seg_err(qp, ddp_err_untagged(DDP_ECODE_U_MSN_RANGE), RN_QPE_IRRQ_TOO_MANY);
+		return;
+	}
+	if (rn_mem_check_tagged(qp->ia.mem, qp->ia.pd, qp->alloc.qp_id, rr->src_stag, rr->src_to,
+				rr->size, RN_ACC_REMOTE_READ, &ref, &err) != 0) {
+		seg_err(qp, err, ev_irrq(err));
+		return;
+	}
+	qp->rx.target = RXT_NONE;
+}
+
+static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	struct iwarp_err err;
+
+	memcpy(rx->head, p->data, p->len);
+	rx->head_len = p->len;
+	rx->ulpdu_len = p->ulpdu_len;
+	rx->err_pending = false;
+	rx->wc_err = false;
+	rx->target = RXT_NONE;
+	memset(&rx->msg, 0, sizeof(rx->msg));
+	if (rx->stopped) {
+		rx->target = RXT_DROP;
+		return;
+	}
+	if (rdmap_msg_decode(rx->head, rx->head_len, &rx->msg, &err) != 0) {
+		seg_err(qp, err, RN_QPE_LLP_BAD_FPDU);
+		return;
+	}
+	if (rdmap_msg_validate(&rx->msg, RDMAP_NQUEUES, false, &err) != 0) {
+		seg_err(qp, err, ev_for(qp, err));
+		return;
+	}
+	rx->ddp_hlen = ddp_hdr_len(rx->msg.ddp.tagged);
+	uint32_t len = (uint32_t)(rx->ulpdu_len - rx->ddp_hlen);
+	for (unsigned q = 0; q < RDMAP_NQUEUES; q++)
+		rx->ddp.q[q].posted = 1;   /* buffers are checked here, by opcode */
+	if (ddp_place_decide(&rx->ddp, &rx->msg.ddp, len, &rx->pl, &err) != 0) {
+		seg_err(qp, err, ev_for(qp, err));
+		return;
+	}
+	switch (rx->msg.opcode) {
+	case RDMAP_OP_WRITE:
+		head_write(qp, len);
+		break;
+	case RDMAP_OP_READ_RESP:
+		head_read_resp(qp, len);
+		break;
+	case RDMAP_OP_READ_REQ:
+		head_read_req(qp);
+		break;
+	case RDMAP_OP_TERMINATE:
+		break;
+	default:
+		head_send(qp);
+		break;
+	}
+	if (rx->target == RXT_TAGGED || rx->target == RXT_UNTAGGED)
+		place(qp, rx->head + rx->ddp_hlen, rx->head_len - rx->ddp_hlen, 0);
+}
+
+/* ---- END: deliver --------------------------------------------------------------------------- */
+
+static void complete_recv(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	uint8_t op = rx->msg.opcode;
+	uint16_t fl = (op == RDMAP_OP_SEND_SE || op == RDMAP_OP_SEND_SE_INV) ? RN_CQE_F_SOLICITED : 0;
+	uint32_t bytes = rx->pl.mo + rx->pl.len;
+	uint32_t inv = 0;
+
+	if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV) {
+		struct iwarp_err term;
+		if (rn_mem_remote_inv(qp->ia.mem, &qp->mq, rx->msg.inv_stag, &term) != RN_WC_SUCCESS) {
+			seg_err_wc(qp, term, RN_WC_REM_INV_REQ);
+			raise_seg_error(qp);
+			return;
+		}
+		fl |= RN_CQE_F_INVALIDATED;
+		inv = rx->msg.inv_stag;
+	}
+	rn_qp_push_cqe(qp, false, rx->wqe.wr_id, RN_WC_SUCCESS, RN_WC_OP_RECV, bytes, fl, inv);
+	retire_wqe(qp);
+}
+
+static void deliver_irrq(struct rn_qp *qp)
+{
+	const struct rdmap_read_req *rr = &qp->rx.msg.u.read_req;
+	struct rn_irq_ent *r = &qp->irq[qp->irq_tail++ % qp->irq_cap];
+
+	*r = (struct rn_irq_ent){ rr->sink_stag, rr->sink_to, rr->size, rr->src_stag, rr->src_to };
+}
+
+static void deliver(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+
+	if (!rx->pl.tagged)
+		ddp_rx_deliver(&rx->ddp, &rx->pl);
+	switch (rx->msg.opcode) {
+	case RDMAP_OP_WRITE:
+		break;
+	case RDMAP_OP_READ_RESP: {
+		struct rn_orq_ent *o = &qp->orq[qp->orq_head % qp->orq_cap];
+		o->got += rx->pl.len;
+		if (rx->pl.last)
+			rn_qp_read_done(qp, o);
+		break;
+	}
+	case RDMAP_OP_READ_REQ:
+		deliver_irrq(qp);
+		break;
+	case RDMAP_OP_TERMINATE:
+		qp->term_rcvd = rx->msg.u.term;
+		qp->term_rcvd_valid = rx->msg.body_len != 0;
+		rn_qp_input(qp, RN_QPI_TERM_RECEIVED, NULL);
+		break;
+	default:
+		if (rx->pl.last)
+			complete_recv(qp);
+		break;
+	}
+}
+
+static void rx_end(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+
+	if (rx->staged && !rx->err_pending)
+		place_now(qp, rx->stage, rx->ulpdu_len - rx->ddp_hlen, 0);
+	if (rx->err_pending) {
+		raise_seg_error(qp);
+		return;
+	}
+	if (rx->target == RXT_DROP) {   /* inbound stopped */
+		if (qp->sm.state == RN_QPS_CLOSING)
+			rn_qp_input(qp, RN_QPI_SEGMENT, NULL);   /* Bad Close (Fig. 11) */
+		return;
+	}
+	deliver(qp);
+}
+
+static void rx_mpa_error(struct rn_qp *qp, const struct mpa_error *me)
+{
+	struct iwarp_err e = { IWARP_LAYER_LLP, MPA_TERM_ETYPE_MPA, (uint8_t)me->ecode };
+	struct rn_qp_error qe = { e, ev_for(qp, e), false };
+
+	qp->rx.mpa_failed = true;
+	qp->rx.err_pending = false;
+	qp->term_src_len = 0;   /* LLP errors copy no header */
+	rn_qp_input(qp, RN_QPI_SEGMENT_ERROR, &qe);
+}
+
+static bool rx_active(const struct rn_qp *qp)
+{
+	return qp->conn && !qp->rx.mpa_failed &&
+	       (qp->sm.state == RN_QPS_RTS || qp->sm.state == RN_QPS_CLOSING);
+}
+
+/* Parse and place everything in in[0..len); what arrives in Terminate / Error is dropped. */
+static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
+{
+	struct mpa_rx_piece p;
+
+	while (len && rx_active(qp)) {
+		size_t n = mpa_rx_next(&qp->rx.mpa, in, len, &p);
+
+		in += n;
+		len -= n;
+		switch (p.kind) {
+		case MPA_RX_HEAD:
+			rx_head(qp, &p);
+			break;
+		case MPA_RX_DATA:
+			if (!qp->rx.err_pending)
+				place(qp, p.data, p.len, p.off - qp->rx.ddp_hlen);
+			break;
+		case MPA_RX_END:
+			rx_end(qp);
+			break;
+		case MPA_RX_ERROR:
+			rx_mpa_error(qp, &p.err);
+			return;
+		default:
+			if (n == 0)
+				return;
+			break;
+		}
+	}
+}
+
+/* One unit of receive work. 1 when something was read (or the stream ended / failed). */
+int rn_qp_rx_run(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	ssize_t n;
+
+	if (!qp->conn)
+		return 0;
+	if (rx->pre) {   /* octets rn_cm read past the MPA exchange come first */
+		uint8_t *pre = rx->pre;
+		size_t plen = rx->pre_len;
+		rx->pre = NULL;
+		rx->pre_len = 0;
+		rx_feed(qp, pre, plen);
+		free(pre);
+		return 1;
+	}
+	if (rx->eof)
+		return 0;
+	n = rn_conn_recv(qp->conn, rx->buf, RN_QP_RX_BUF);
+	if (n == -EAGAIN)
+		return 0;
+	if (n == 0) {
+		rx->eof = true;
+		return 1;
+	}
+	if (n < 0) {
+		rn_qp_llp_failed(qp, (long)n);
+		return 1;
+	}
+	rx_feed(qp, rx->buf, (size_t)n);
+	return 1;
+}

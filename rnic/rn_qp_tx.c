@@ -1,0 +1,612 @@
+/* Send Queue processing and everything the QP transmits: SQ WRs become RDMAP messages, DDP
+ * segments within the MULPDU and MPA FPDUs (mpa_tx_encode: CRC and markers as negotiated) in
+ * a per-QP buffer that is handed to the transport; what it does not take waits for
+ * on_writable. Read Responses from the IRRQ alternate with SQ messages at message boundaries
+ * (RFC 5040 §5.5 allows them to pass Sends and Writes; they stay in order among themselves).
+ * A Terminate goes out after the last complete segment already framed.
+ *
+ * Why a copy buffer and not zero-copy: mpa_tx_encode copies and CRCs in one pass, FPDUs of
+ * several messages leave in one sendv, and a WR's buffers are released (completion) exactly
+ * when the transport took the octets, which the transport interface defines. */
+#include "rn_qp_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* ---- buffer ------------------------------------------------------------------------------ */
+
+void rn_qp_tx_reset(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	t->head = t->tail = 0;
+	t->queued_total = t->sent_total = 0;
+	t->mhead = t->mtail = 0;
+	t->cur = TXM_NONE;
+	t->rr_turn = false;
+	t->stopped = false;
+	t->term_pending = false;
+	t->close_pending = t->fin_sent = false;
+	memset(&t->term, 0, sizeof(t->term));
+	for (unsigned i = 0; i < RDMAP_NQUEUES; i++)
+		t->msn[i] = DDP_MSN_INITIAL;
+	mpa_tx_init(&t->mpa, false, false);
+	t->mulpdu = (uint32_t)mpa_mulpdu(RN_QP_DEFAULT_EMSS, false);
+	t->max_fpdu = t->mulpdu + 9u + 4u * ((t->mulpdu + 9u) / 512u + 2u);
+}
+
+/* The stream is gone: nothing queued will ever leave. */
+void rn_qp_tx_drop(struct rn_qp *qp)
+{
+	qp->tx.head = qp->tx.tail = 0;
+	qp->tx.mhead = qp->tx.mtail;
+	qp->tx.term_pending = false;
+	qp->tx.cur = TXM_NONE;
+}
+
+static size_t tx_space(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	if (t->head == t->tail)
+		t->head = t->tail = 0;
+	if (t->head > 0 && t->cap - t->tail < t->max_fpdu) {
+		memmove(t->buf, t->buf + t->head, t->tail - t->head);
+		t->tail -= t->head;
+		t->head = 0;
+	}
+	if (t->tail >= RN_TX_BUF)
+		return 0;   /* enough is queued; the rest of cap is headroom for one FPDU */
+	return t->cap - t->tail;
+}
+
+void rn_qp_tx_queue_raw(struct rn_qp *qp, const void *p, size_t n)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	if (!n || n > t->cap - t->tail)
+		return;
+	/* streaming-mode octets go before every FPDU and outside the marker origin */
+	memmove(t->buf + t->head + n, t->buf + t->head, t->tail - t->head);
+	memcpy(t->buf + t->head, p, n);
+	t->tail += n;
+	t->queued_total += n;
+	for (uint32_t i = t->mhead; i != t->mtail; i++)
+		t->marks[i % RN_TX_MARKS].end += n;
+}
+
+static bool marks_full(const struct rn_qp_tx *t)
+{
+	return t->mtail - t->mhead >= RN_TX_MARKS;
+}
+
+static void add_mark(struct rn_qp *qp, enum tx_mark_kind k, uint32_t idx)
+{
+	struct tx_mark *m = &qp->tx.marks[qp->tx.mtail++ % RN_TX_MARKS];
+
+	m->end = qp->tx.queued_total;
+	m->kind = (uint8_t)k;
+	m->idx = idx;
+}
+
+static void mark_reached(struct rn_qp *qp, const struct tx_mark *m)
+{
+	if (m->kind == MARK_SQ) {
+		struct rn_sqe *e = rn_qp_sqe(qp, m->idx);
+		e->done = true;   /* handed to the transport: Send / Write complete */
+	} else if (qp->irq_head != qp->irq_next) {
+		qp->irq_head++;   /* Read Response out: the IRD slot is free again */
+	}
+}
+
+/* ---- transport ----------------------------------------------------------------------------- */
+
+/* Hand queued octets to the transport. > 0 sent, 0 nothing fitted, < 0 the stream failed. */
+static long tx_flush(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	struct iovec iov = { t->buf + t->head, t->tail - t->head };
+	ssize_t n;
+
+	if (!qp->conn || t->head == t->tail)
+		return 0;
+	n = rn_conn_sendv(qp->conn, &iov, 1);
+	if (n == -EAGAIN)
+		return 0;
+	if (n < 0) {
+		rn_qp_llp_failed(qp, (long)n);
+		return -1;
+	}
+	t->head += (size_t)n;
+	t->sent_total += (uint64_t)n;
+	while (t->mhead != t->mtail && t->marks[t->mhead % RN_TX_MARKS].end <= t->sent_total)
+		mark_reached(qp, &t->marks[t->mhead++ % RN_TX_MARKS]);
+	return (long)n;
+}
+
+/* ---- framing ------------------------------------------------------------------------------ */
+
+/* Frame one ULPDU (header + payload) into the buffer. */
+static int frame(struct rn_qp *qp, const uint8_t *hdr, size_t hlen, const uint8_t *pl, size_t plen)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)pl, plen } };
+	ssize_t n = mpa_tx_encode(&t->mpa, iov, plen ? 2 : 1, t->buf + t->tail, t->cap - t->tail);
+
+	if (n < 0)
+		return -1;
+	t->tail += (size_t)n;
+	t->queued_total += (uint64_t)n;
+	return 0;
+}
+
+void rn_qp_tx_terminate(struct rn_qp *qp, struct iwarp_err e)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	rdmap_term_build(e, qp->term_src_len ? qp->term_src : NULL, qp->term_src_len, &t->term);
+	if (t->term.m && qp->term_src_ulpdu <= 0xffff)
+		t->term.ddp_seg_len = (uint16_t)qp->term_src_ulpdu;  /* real length, not the head */
+	t->term_pending = true;
+	t->cur = TXM_NONE;   /* a message being segmented stops on this segment boundary */
+}
+
+static void frame_terminate(struct rn_qp *qp)
+{
+	uint8_t u[DDP_UNTAGGED_HDR_LEN + RDMAP_TERM_MAX_LEN];
+	size_t n = rdmap_term_ulpdu_encode(&qp->tx.term, qp->tx.msn[RDMAP_QN_TERMINATE], u, sizeof(u));
+
+	qp->tx.term_pending = false;
+	if (n && frame(qp, u, n, NULL, 0) == 0)
+		qp->tx.msn[RDMAP_QN_TERMINATE]++;
+}
+
+/* ---- payload gathering ------------------------------------------------------------------- */
+
+/* Copy a validated translation's runs into dst. 0, or -1 if the entry changed meanwhile. */
+static int copy_ref_out(struct rn_qp *qp, struct rn_mem_ref *ref, uint8_t *dst, uint64_t len)
+{
+	while (len) {
+		uint64_t n = ref->run < len ? ref->run : len;
+		if (n == 0)
+			return -1;
+		memcpy(dst, ref->addr, n);
+		dst += n;
+		len -= n;
+		if (len && rn_mem_ref_next(qp->ia.mem, ref) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Gather len octets of the SQ WR's SGL from the cursor; the SGE range is checked right now
+ * (an earlier Fast-Register / Invalidate on this SQ may have changed it). */
+static enum rn_wc_status gather_sgl(struct rn_qp *qp, struct rn_sqe *e, uint8_t *dst, uint32_t len)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
+
+	while (len) {
+		const struct rn_rq_sge *s = &e->sge[t->src_sge];
+		uint64_t n = s->length - t->src_off;
+		struct rn_mem_ref ref;
+		enum rn_wc_status st;
+
+		if (n == 0) {
+			t->src_sge++;
+			t->src_off = 0;
+			continue;
+		}
+		if (n > len)
+			n = len;
+		st = rn_mem_check_local_sge(qp->ia.mem, qp->ia.pd, fl, s->stag, s->addr + t->src_off,
+					    n, RN_ACC_LOCAL_READ, &ref);
+		if (st != RN_WC_SUCCESS)
+			return st;
+		if (copy_ref_out(qp, &ref, dst, n) != 0)
+			return RN_WC_INVALID_STAG;
+		dst += n;
+		len -= (uint32_t)n;
+		t->src_off += n;
+	}
+	return RN_WC_SUCCESS;
+}
+
+/* ---- SQ WR start ----------------------------------------------------------------------------- */
+
+static bool is_read(uint8_t op)
+{
+	return op == RN_WR_RDMA_READ || op == RN_WR_RDMA_READ_INV;
+}
+
+/* Every SGE of a Send / Write source, whole, before the first octet goes out. */
+static enum rn_wc_status check_sgl(struct rn_qp *qp, const struct rn_sqe *e)
+{
+	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
+	struct rn_mem_ref ref;
+
+	if (e->total > UINT32_MAX)
+		return RN_WC_INVALID_LENGTH;
+	if (e->inline_data)
+		return RN_WC_SUCCESS;
+	for (int i = 0; i < e->wr.num_sge; i++) {
+		enum rn_wc_status st = rn_mem_check_local_sge(qp->ia.mem, qp->ia.pd, fl,
+							      e->sge[i].stag, e->sge[i].addr,
+							      e->sge[i].length, RN_ACC_LOCAL_READ,
+							      &ref);
+		if (st != RN_WC_SUCCESS)
+			return st;
+	}
+	return RN_WC_SUCCESS;
+}
+
+/* The WR failed when processed: its error completion, then the QP goes to Terminate with
+ * 0x0000 (Fig. 23) and no async event (it is reported in the WC). */
+static void sq_fail(struct rn_qp *qp, struct rn_sqe *e, enum rn_wc_status st)
+{
+	e->done = true;
+	e->status = (uint8_t)st;
+	e->wait_sync = false;
+	rn_qp_local_error(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC),
+			  RN_QPE_NONE, true);
+}
+
+static bool prior_read_pending(struct rn_qp *qp)
+{
+	return qp->orq_head != qp->orq_tail;
+}
+
+static bool prior_wr_pending(struct rn_qp *qp)
+{
+	for (uint32_t i = qp->sq_head; i != qp->sq_proc; i++) {
+		struct rn_sqe *e = rn_qp_sqe(qp, i);
+		if (!e->done || e->wait_sync)
+			return true;
+	}
+	return false;
+}
+
+/* Fences and ORD (§8.2.2 rule 18, §8.2.2.2): the SQ head waits, nothing passes it. */
+static bool sq_stalled(struct rn_qp *qp, const struct rn_sqe *e)
+{
+	if ((e->wr.flags & RN_SEND_FENCE) && prior_read_pending(qp))
+		return true;
+	if ((e->wr.flags & RN_SEND_LOCAL_FENCE) && prior_wr_pending(qp))
+		return true;
+	if (is_read(e->op) && qp->alloc.ord > 0 && qp->orq_tail - qp->orq_head >= qp->alloc.ord)
+		return true;
+	return false;
+}
+
+static void start_segmenting(struct rn_qp *qp, const struct ddp_hdr *tmpl, uint64_t len)
+{
+	struct iwarp_err err;
+
+	/* cannot fail: mulpdu >= 242 and lengths are checked (< 2^32) */
+	ddp_seg_init(&qp->tx.it, tmpl, len, qp->tx.mulpdu, 0, &err);
+	qp->tx.src_sge = 0;
+	qp->tx.src_off = 0;
+}
+
+static bool start_data(struct rn_qp *qp, struct rn_sqe *e)
+{
+	static const enum rdmap_opcode rop[] = {
+		[RN_WR_SEND] = RDMAP_OP_SEND, [RN_WR_SEND_SE] = RDMAP_OP_SEND_SE,
+		[RN_WR_SEND_INV] = RDMAP_OP_SEND_INV, [RN_WR_SEND_SE_INV] = RDMAP_OP_SEND_SE_INV,
+		[RN_WR_RDMA_WRITE] = RDMAP_OP_WRITE,
+	};
+	enum rn_wc_status st = check_sgl(qp, e);
+	struct ddp_hdr h;
+
+	if (st != RN_WC_SUCCESS) {
+		sq_fail(qp, e, st);
+		return false;
+	}
+	if (e->op == RN_WR_RDMA_WRITE) {
+		h = rdmap_ddp_tmpl(RDMAP_OP_WRITE, e->wr.wr.rdma.rkey, e->wr.wr.rdma.remote_addr, 0, 0);
+	} else {
+		h = rdmap_ddp_tmpl(rop[e->op], 0, 0, qp->tx.msn[RDMAP_QN_SEND]++,
+				   e->wr.wr.send.inv_stag);
+	}
+	start_segmenting(qp, &h, e->total);
+	qp->tx.has_body = false;
+	return true;
+}
+
+static bool start_read(struct rn_qp *qp, struct rn_sqe *e, uint32_t idx)
+{
+	struct rdmap_read_req rr = { 0 };
+	struct rn_orq_ent *o;
+	struct ddp_hdr h;
+
+	if (qp->alloc.ord == 0) {
+		sq_fail(qp, e, RN_WC_ZERO_ORD);
+		return false;
+	}
+	if (e->total > UINT32_MAX) {
+		sq_fail(qp, e, RN_WC_INVALID_LENGTH);
+		return false;
+	}
+	if (e->wr.num_sge == 1 && e->sge[0].stag == 0 && e->total && !qp->ia.privileged) {
+		sq_fail(qp, e, RN_WC_QP_NOT_PRIVILEGED);
+		return false;
+	}
+	if (e->wr.num_sge == 1) {
+		rr.sink_stag = e->sge[0].stag;
+		rr.sink_to = e->sge[0].addr;
+	}
+	rr.size = (uint32_t)e->total;
+	rr.src_stag = e->wr.wr.rdma.rkey;
+	rr.src_to = e->wr.wr.rdma.remote_addr;
+	rdmap_read_req_encode(&rr, qp->tx.body);
+	o = &qp->orq[qp->orq_tail++ % qp->orq_cap];
+	*o = (struct rn_orq_ent){ idx, rr.sink_stag, rr.sink_to, rr.size, 0 };
+	h = rdmap_ddp_tmpl(RDMAP_OP_READ_REQ, 0, 0, qp->tx.msn[RDMAP_QN_READ_REQ]++, 0);
+	start_segmenting(qp, &h, RDMAP_READ_REQ_LEN);
+	qp->tx.has_body = true;
+	return true;
+}
+
+/* Bind / Fast-Register / Local Invalidate: executed now, in SQ order. */
+static void run_memory_wr(struct rn_qp *qp, struct rn_sqe *e)
+{
+	enum rn_wc_status st;
+	bool sync = false;
+
+	switch (e->op) {
+	case RN_WR_BIND_MW:
+		st = rn_mem_bind_mw(qp->ia.mem, &qp->mq, &e->wr.wr.bind);
+		break;
+	case RN_WR_LOCAL_INV:
+		st = rn_mem_local_inv(qp->ia.mem, &qp->mq, e->wr.wr.inv.stag);
+		sync = true;
+		break;
+	default:
+		st = qp->ia.privileged ? rn_mem_fast_reg(qp->ia.mem, &qp->mq, &e->wr.wr.fast_reg)
+				       : RN_WC_QP_NOT_PRIVILEGED;
+		sync = true;
+		break;
+	}
+	if (st != RN_WC_SUCCESS) {
+		sq_fail(qp, e, st);
+		return;
+	}
+	e->done = true;
+	if (sync) {
+		e->ticket = rn_mem_sync_start(qp->ia.mem);
+		e->wait_sync = !rn_mem_sync_done(qp->ia.mem, e->ticket);
+		if (e->wait_sync)
+			qp->need_wake = true;
+	}
+}
+
+/* Start the SQ WR at sq_proc. true: a wire message is now being segmented. */
+static bool sq_start_one(struct rn_qp *qp, bool *stall)
+{
+	uint32_t idx = qp->sq_proc;
+	struct rn_sqe *e = rn_qp_sqe(qp, idx);
+
+	rn_qp_sq_complete(qp);
+	if (sq_stalled(qp, e)) {
+		*stall = true;
+		return false;
+	}
+	qp->sq_proc++;
+	if (e->op >= RN_WR_BIND_MW) {
+		run_memory_wr(qp, e);
+		return false;
+	}
+	bool ok = is_read(e->op) ? start_read(qp, e, idx) : start_data(qp, e);
+	if (ok) {
+		qp->tx.cur = TXM_SQ;
+		qp->tx.cur_idx = idx;
+	}
+	return ok;
+}
+
+static bool sq_next(struct rn_qp *qp)
+{
+	bool stall = false;
+
+	while (qp->sq_proc != qp->sq_tail && !stall && qp->sm.state == RN_QPS_RTS) {
+		if (sq_start_one(qp, &stall))
+			return true;
+	}
+	return false;
+}
+
+static bool rresp_next(struct rn_qp *qp)
+{
+	struct rn_irq_ent *r;
+	struct ddp_hdr h;
+
+	if (qp->irq_next == qp->irq_tail)
+		return false;
+	r = &qp->irq[qp->irq_next % qp->irq_cap];
+	h = rdmap_ddp_tmpl(RDMAP_OP_READ_RESP, r->sink_stag, r->sink_to, 0, 0);
+	start_segmenting(qp, &h, r->size);
+	qp->tx.has_body = false;
+	qp->tx.cur = TXM_RRESP;
+	return true;
+}
+
+/* Pick the next outbound message: Read Responses and SQ messages take turns. */
+static bool next_message(struct rn_qp *qp)
+{
+	bool rr_ready = qp->irq_next != qp->irq_tail;
+
+	if (rr_ready && (qp->tx.rr_turn || qp->sq_proc == qp->sq_tail)) {
+		qp->tx.rr_turn = false;
+		return rresp_next(qp);
+	}
+	qp->tx.rr_turn = true;
+	if (sq_next(qp))
+		return true;
+	return rr_ready && rresp_next(qp);
+}
+
+/* ---- segments ------------------------------------------------------------------------------- */
+
+static enum rn_qp_async irrq_event(struct iwarp_err e)
+{
+	static const enum rn_qp_async ev[] = {
+		RN_QPE_IRRQ_STAG, RN_QPE_IRRQ_BASE_BOUNDS, RN_QPE_IRRQ_ACCESS,
+		RN_QPE_IRRQ_INVALID_PD, RN_QPE_IRRQ_WRAP,
+	};
+	return e.ecode < 5 ? ev[e.ecode] : RN_QPE_IRRQ_STAG;
+}
+
+/* Read Response payload from the source, re-checked for this segment. */
+static int gather_rresp(struct rn_qp *qp, uint64_t off, uint8_t *dst, uint32_t len)
+{
+	struct rn_irq_ent *r = &qp->irq[qp->irq_next % qp->irq_cap];
+	struct rn_mem_ref ref;
+	struct iwarp_err err;
+
+	if (rn_mem_check_tagged(qp->ia.mem, qp->ia.pd, qp->alloc.qp_id, r->src_stag,
+				r->src_to + off, len, RN_ACC_REMOTE_READ, &ref, &err) == 0 &&
+	    copy_ref_out(qp, &ref, dst, len) == 0)
+		return 0;
+	if (err.layer != IWARP_LAYER_RDMAP)
+		err = rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_INVALID_STAG);
+	/* §6.4 item 5: a Terminate instead of the bad response */
+	rn_qp_local_error(qp, err, irrq_event(err), false);
+	return -1;
+}
+
+static int gather(struct rn_qp *qp, const struct ddp_seg *s, const uint8_t **pl)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	*pl = t->bounce;
+	if (t->has_body) {
+		*pl = t->body;
+		return 0;
+	}
+	if (!s->payload_len)
+		return 0;
+	if (t->cur == TXM_RRESP)
+		return gather_rresp(qp, s->payload_off, t->bounce, s->payload_len);
+	struct rn_sqe *e = rn_qp_sqe(qp, t->cur_idx);
+	if (e->inline_data) {
+		*pl = e->inl + s->payload_off;
+		return 0;
+	}
+	enum rn_wc_status st = gather_sgl(qp, e, t->bounce, s->payload_len);
+	if (st != RN_WC_SUCCESS) {
+		t->cur = TXM_NONE;
+		sq_fail(qp, e, st);
+		return -1;
+	}
+	return 0;
+}
+
+static void message_framed(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	if (t->cur == TXM_RRESP) {
+		qp->irq_next++;
+		add_mark(qp, MARK_RRESP, 0);
+	} else if (!t->has_body) {
+		add_mark(qp, MARK_SQ, t->cur_idx);   /* Read Requests complete on their response */
+	}
+	t->cur = TXM_NONE;
+}
+
+/* Frame the next segment of the current message. */
+static int encode_segment(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	uint8_t hdr[DDP_UNTAGGED_HDR_LEN];
+	const uint8_t *pl;
+	struct ddp_seg s;
+
+	if (!ddp_seg_next(&t->it, &s)) {
+		t->cur = TXM_NONE;
+		return 0;
+	}
+	if (gather(qp, &s, &pl) != 0)
+		return -1;
+	size_t hl = ddp_hdr_encode(&s.hdr, hdr, sizeof(hdr));
+	if (frame(qp, hdr, hl, pl, t->has_body ? RDMAP_READ_REQ_LEN : s.payload_len) != 0)
+		return -1;
+	if (s.hdr.last)
+		message_framed(qp);
+	return 0;
+}
+
+/* Frame as much as the buffer holds. */
+static void tx_fill(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	while (qp->conn && tx_space(qp) >= t->max_fpdu && !marks_full(t)) {
+		if (t->term_pending) {
+			frame_terminate(qp);
+			continue;
+		}
+		if (t->stopped || qp->sm.state != RN_QPS_RTS)
+			break;
+		if (t->cur == TXM_NONE && !next_message(qp) && !t->term_pending)
+			break;
+		if (t->cur != TXM_NONE && encode_segment(qp) != 0 && !t->term_pending)
+			break;
+	}
+}
+
+/* Frame and send until the transport is full, the budget is spent, or nothing is left. */
+void rn_qp_tx_pump(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	uint64_t start = t->sent_total;
+
+	while (qp->conn && t->sent_total - start < RN_TX_BUDGET) {
+		tx_fill(qp);
+		if (t->head == t->tail)
+			break;
+		long n = tx_flush(qp);
+		if (n <= 0)
+			break;
+	}
+	if (qp->conn && t->close_pending && !t->fin_sent && t->head == t->tail &&
+	    !t->term_pending) {
+		rn_conn_shutdown_write(qp->conn);   /* FIN after everything queued */
+		t->fin_sent = true;
+	}
+	rn_qp_sq_complete(qp);
+}
+
+/* More to send than the transport took (the engine should watch EPOLLOUT). */
+bool rn_qp_tx_busy(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	if (t->head != t->tail || t->term_pending)
+		return true;
+	if (t->close_pending && !t->fin_sent)
+		return true;
+	if (t->stopped || qp->sm.state != RN_QPS_RTS)
+		return false;
+	return t->cur != TXM_NONE || qp->irq_next != qp->irq_tail ||
+	       (qp->sq_proc != qp->sq_tail && !sq_stalled(qp, rn_qp_sqe(qp, qp->sq_proc)));
+}
+
+/* The last Read Response octet of o was placed. */
+void rn_qp_read_done(struct rn_qp *qp, struct rn_orq_ent *o)
+{
+	struct rn_sqe *e = rn_qp_sqe(qp, o->sq_idx);
+
+	qp->orq_head++;
+	e->done = true;
+	if (e->op == RN_WR_RDMA_READ_INV) {
+		enum rn_wc_status st = rn_mem_local_inv(qp->ia.mem, &qp->mq, o->sink_stag);
+		if (st != RN_WC_SUCCESS) {
+			sq_fail(qp, e, st);
+			return;
+		}
+		e->ticket = rn_mem_sync_start(qp->ia.mem);
+		e->wait_sync = !rn_mem_sync_done(qp->ia.mem, e->ticket);
+	}
+	rn_qp_sq_complete(qp);
+}

@@ -1,0 +1,48 @@
+#!/bin/sh
+# softrnic-perf: each test (write, read, send; bandwidth and latency) completes a short run on
+# loopback and prints a result line with sane numbers (no timing thresholds).
+# Usage: perf_lo.sh /path/to/softrnic-perf
+set -u
+TEST_NAME=apps_perf
+. "$(dirname "$0")/lib.sh"
+PERF=${1:?usage: perf_lo.sh /path/to/softrnic-perf}
+trap kill_server EXIT
+trap 'exit 1' INT TERM HUP
+
+# check_line OUTPUT SIZE ITERS NFIELDS: the result line has NFIELDS numbers, the first two
+# SIZE and ITERS, every other one positive, and (latency) min <= typical <= max.
+check_line() {
+	printf '%s\n' "$1" | awk -v size="$2" -v iters="$3" -v nf="$4" '
+		$1 == size && $2 == iters && NF == nf {
+			for (i = 3; i <= NF; i++) if (!($i + 0 > 0)) bad = 1
+			if (nf == 9 && !($3 <= $5 && $5 <= $4)) bad = 1
+			found = 1
+		}
+		END { exit !(found && !bad) }'
+}
+
+run() { # test lat(0|1) size iters
+	opts="-t $1 -s $3 -n $4"
+	[ "$2" -eq 1 ] && opts="$opts -l"
+	pick_port
+	timeout "$PROG_TIMEOUT" "$PERF" -p "$PORT" -T 20 >/dev/null &
+	SERVER_PID=$!
+	wait_listen "$PORT" || fail "server is not listening on port $PORT"
+	# shellcheck disable=SC2086
+	out=$(timeout "$PROG_TIMEOUT" "$PERF" -p "$PORT" -T 20 $opts 127.0.0.1 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	[ "$rc" -eq 0 ] || fail "client ($opts) exited with status $rc"
+	wait_server "$opts"
+	nf=5
+	[ "$2" -eq 1 ] && nf=9
+	check_line "$out" "$3" "$4" "$nf" || fail "no sane result line for $opts"
+}
+
+for t in write read send; do
+	run "$t" 0 65536 500
+	run "$t" 0 100 2000
+	run "$t" 1 8 500
+	run "$t" 1 4000 200
+done
+echo "$TEST_NAME: OK"

@@ -1,0 +1,405 @@
+/* A QP against a raw peer that writes FPDUs by hand (T37 wire integrity, garbage input): the
+ * exact Terminate on the wire, the async event, the QP's state, never a crash. */
+#include "test_qp_util.h"
+
+struct fx {
+	struct qdev d;
+	struct qside b;             /* the QP under test */
+	struct rn_cm_handoff raw;   /* the raw peer's end */
+	struct mpa_tx tx;
+	struct qbuf rbuf;
+};
+
+static int setup_crc(void **state, bool crc)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	qdev_init(&f->d);
+	qside_create(&f->b, &f->d, NULL);
+	q_cm_pair(&f->raw, &f->b.h, crc, false);
+	q_rts(&f->b);
+	mpa_tx_init(&f->tx, f->raw.params.crc, f->raw.params.markers_tx);
+	f->tx.pos = f->raw.tx_pos;
+	qbuf_new(&f->d, &f->rbuf, 4096, f->d.pd, RN_ACC_LOCAL_WRITE | RN_ACC_REMOTE_WRITE);
+	assert_int_equal(q_recv(&f->b, 1, &f->rbuf, 0, 4096), RN_OK);
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_crc(state, true);
+}
+
+static int setup_nocrc(void **state)
+{
+	return setup_crc(state, false);
+}
+
+/* B segments for an Ethernet-sized MSS whatever the loopback MSS is. */
+static int setup_emss1448(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	qdev_init(&f->d);
+	qside_create(&f->b, &f->d, NULL);
+	q_cm_pair(&f->raw, &f->b.h, false, false);
+	f->b.h.emss = 1448;
+	q_rts(&f->b);
+	mpa_tx_init(&f->tx, f->raw.params.crc, f->raw.params.markers_tx);
+	f->tx.pos = f->raw.tx_pos;
+	qbuf_new(&f->d, &f->rbuf, 4096, f->d.pd, RN_ACC_LOCAL_WRITE | RN_ACC_REMOTE_WRITE);
+	assert_int_equal(q_recv(&f->b, 1, &f->rbuf, 0, 4096), RN_OK);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	qside_destroy(&f->b);
+	qbuf_free(&f->d, &f->rbuf);
+	if (f->raw.conn)
+		rn_conn_abort(f->raw.conn);
+	free(f->raw.rx);
+	qdev_fini(&f->d);
+	free(f);
+	return 0;
+}
+
+/* Send everything, letting the QP read meanwhile (it may answer and stop reading). */
+static void raw_send(struct fx *f, const void *p, size_t n)
+{
+	long long end = t_now_ms() + Q_WAIT_MS;
+	size_t off = 0;
+	while (off < n && t_now_ms() < end) {
+		struct iovec iov = { (char *)p + off, n - off };
+		ssize_t k = rn_conn_sendv(f->raw.conn, &iov, 1);
+		if (k > 0)
+			off += (size_t)k;
+		else if (k != -EAGAIN)
+			break;
+		rn_qp_on_readable(f->b.qp);
+		rn_qp_on_writable(f->b.qp);
+	}
+}
+
+/* Frame a ULPDU like a correct peer (CRC as negotiated); optionally corrupt the CRC. */
+static void raw_fpdu(struct fx *f, const uint8_t *ulpdu, size_t n, bool bad_crc)
+{
+	uint8_t out[2048];
+	struct iovec iov = { (void *)ulpdu, n };
+	ssize_t len = mpa_tx_encode(&f->tx, &iov, 1, out, sizeof(out));
+	assert_true(len > 0);
+	if (bad_crc)
+		out[len - 1] ^= 0xff;
+	raw_send(f, out, (size_t)len);
+}
+
+static size_t send_ulpdu(uint8_t *u, uint8_t ctrl0, uint8_t rdmap_ctrl, uint32_t qn, uint32_t msn,
+			 size_t payload)
+{
+	memset(u, 0, DDP_UNTAGGED_HDR_LEN + payload);
+	u[0] = ctrl0;
+	u[1] = rdmap_ctrl;
+	u[6] = (uint8_t)(qn >> 24);
+	u[7] = (uint8_t)(qn >> 16);
+	u[8] = (uint8_t)(qn >> 8);
+	u[9] = (uint8_t)qn;
+	u[13] = (uint8_t)msn;
+	for (size_t i = 0; i < payload; i++)
+		u[DDP_UNTAGGED_HDR_LEN + i] = (uint8_t)i;
+	return DDP_UNTAGGED_HDR_LEN + payload;
+}
+
+struct got {
+	bool term;
+	struct rdmap_msg m;
+	uint8_t ulpdu[256];
+};
+
+static int on_ulpdu(void *arg, const uint8_t *u, size_t len)
+{
+	struct got *g = arg;
+	struct iwarp_err e;
+	if (g->term || len > sizeof(g->ulpdu))
+		return 0;
+	memcpy(g->ulpdu, u, len);
+	if (rdmap_msg_decode(g->ulpdu, len, &g->m, &e) == 0 && g->m.opcode == RDMAP_OP_TERMINATE)
+		g->term = true;
+	return 0;
+}
+
+/* Drive B and read what it sends until end of stream; decode the Terminate. */
+static void read_term(struct fx *f, struct got *g)
+{
+	struct mpa_rx_cfg rc = { .crc = f->raw.params.crc, .pos = f->raw.rx_pos };
+	struct mpa_rx rx;
+	uint8_t buf[4096], asm_buf[65536];
+	long long end = t_now_ms() + Q_WAIT_MS;
+	memset(g, 0, sizeof(*g));
+	mpa_rx_init(&rx, &rc);
+	while (t_now_ms() < end) {
+		rn_qp_on_readable(f->b.qp);
+		rn_qp_on_writable(f->b.qp);
+		ssize_t n = rn_conn_recv(f->raw.conn, buf, sizeof(buf));
+		if (n == 0)
+			break;
+		if (n > 0)
+			assert_true(mpa_rx_feed(&rx, buf, (size_t)n, asm_buf, sizeof(asm_buf), on_ulpdu,
+						g) >= 0);
+		else
+			poll(NULL, 0, 1);
+	}
+	/* B sent FIN after the Terminate; our FIN lets it reach Error */
+	rn_conn_shutdown_write(f->raw.conn);
+	end = t_now_ms() + Q_WAIT_MS;
+	while (t_now_ms() < end && q_state(&f->b) != RN_QPS_ERROR) {
+		rn_qp_on_readable(f->b.qp);
+		rn_qp_on_writable(f->b.qp);
+		poll(NULL, 0, 1);
+	}
+	assert_int_equal(q_state(&f->b), RN_QPS_ERROR);
+}
+
+static void expect_term(struct fx *f, uint16_t code, enum rn_event_id ev, bool hdr)
+{
+	struct got g;
+	read_term(f, &g);
+	assert_true(g.term);
+	assert_int_equal(g.m.ddp.qn, RDMAP_QN_TERMINATE);
+	assert_int_equal(g.m.ddp.msn, 1);
+	assert_true(g.m.ddp.last);
+	assert_int_equal(iwarp_err_u16(g.m.u.term.err), code);
+	assert_int_equal(g.m.u.term.d, hdr);
+	assert_int_equal(q_event(&f->d, f->b.qp), ev);
+	q_expect(&f->b, NULL, f->b.rcq, 1, RN_WC_FLUSHED);
+	assert_true(qbuf_guards_ok(&f->rbuf));
+}
+
+/* Sanity: a hand-framed Send is received. */
+static void test_raw_send_ok(void **state)
+{
+	struct fx *f = *state;
+	uint8_t u[128];
+	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 50);
+	raw_fpdu(f, u, n, false);
+	struct rn_cqe e;
+	assert_true(q_poll(&f->b, NULL, f->b.rcq, &e));
+	assert_int_equal(e.status, RN_WC_SUCCESS);
+	assert_int_equal(e.byte_len, 50);
+	assert_int_equal(f->rbuf.p[49], 49);
+}
+
+/* T37: CRC error -> "LLP Integrity Error: Invalid CRC", Terminate LLP/MPA 0x02, nothing
+ * placed. */
+static void test_crc_error_T37(void **state)
+{
+	struct fx *f = *state;
+	uint8_t u[128];
+	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 50);
+	raw_fpdu(f, u, n, true);
+	expect_term(f, 0x2002, RN_AE_LLP_INVALID_CRC, false);
+	assert_int_equal(f->rbuf.p[49], 0);
+}
+
+/* T37: DDP version 2 on an untagged segment -> 0x1206. */
+static void test_ddp_version_T37(void **state)
+{
+	struct fx *f = *state;
+	uint8_t u[128];
+	size_t n = send_ulpdu(u, 0x40 | 2, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 8);
+	raw_fpdu(f, u, n, false);
+	expect_term(f, 0x1206, RN_AE_REM_INVALID_DDP_VERSION, false);
+}
+
+/* T37: reserved RDMAP opcode 0x8 -> 0x0206. */
+static void test_bad_opcode_T37(void **state)
+{
+	struct fx *f = *state;
+	uint8_t u[128];
+	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(0x8), 0, 1, 8);
+	raw_fpdu(f, u, n, false);
+	expect_term(f, 0x0206, RN_AE_REM_UNEXPECTED_OPCODE, false);
+}
+
+/* T37: DDP queue number 5 -> 0x1201, header copied. */
+static void test_bad_qn_T37(void **state)
+{
+	struct fx *f = *state;
+	uint8_t u[128];
+	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 5, 1, 8);
+	raw_fpdu(f, u, n, false);
+	expect_term(f, 0x1201, RN_AE_REM_INVALID_DDP_QN, true);
+}
+
+/* A gap in the Send MSNs -> 0x1202 (MSN range). */
+static void test_msn_gap(void **state)
+{
+	struct fx *f = *state;
+	uint8_t u[128];
+	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 3, 8);
+	raw_fpdu(f, u, n, false);
+	expect_term(f, 0x1203, RN_AE_RQ_MSN_RANGE, true);
+}
+
+/* Write with STag 0 to a privileged QP -> Invalid STag (T29). */
+static void test_write_stag0_T29(void **state)
+{
+	struct fx *f = *state;
+	uint8_t u[64] = { 0xc0 | 1, RDMAP_CTRL(RDMAP_OP_WRITE) };   /* T, L, STag 0, TO 0 */
+	raw_fpdu(f, u, DDP_TAGGED_HDR_LEN + 16, false);
+	expect_term(f, 0x1100, RN_AE_PROT_INVALID_STAG, true);
+}
+
+/* Garbage: random octets as the stream (no CRC). A Terminate or a reset, never a crash; the
+ * registered buffer's guards are intact. */
+static void test_garbage(void **state)
+{
+	struct fx *f = *state;
+	static uint8_t junk[70000];
+	uint32_t x = 12345;
+	for (size_t i = 0; i < sizeof(junk); i++) {
+		x = x * 1103515245u + 12345u;
+		junk[i] = (uint8_t)(x >> 16);
+	}
+	raw_send(f, junk, sizeof(junk));
+	struct got g;
+	read_term(f, &g);
+	assert_true(g.term);
+	assert_true(qbuf_guards_ok(&f->rbuf));
+}
+
+/* Many random single-FPDU ULPDUs, each correctly framed, each on a new QP. */
+static void test_random_ulpdus(void **state)
+{
+	struct fx *f = *state;
+	uint8_t u[200];
+	uint32_t x = 777;
+	for (size_t i = 0; i < sizeof(u); i++) {
+		x = x * 1103515245u + 12345u;
+		u[i] = (uint8_t)(x >> 16);
+	}
+	u[0] = (u[0] & 0xc3) | 1;  /* DV 1, keep T/L random */
+	raw_fpdu(f, u, 100, false);
+	struct got g;
+	read_term(f, &g);
+	assert_true(g.term);
+	assert_true(qbuf_guards_ok(&f->rbuf));
+}
+
+/* The largest FPDU MPA allows (ULPDU_Length 65535), as a peer with a 64 KiB MSS (Linux siw
+ * on loopback) may send: a tagged Write of 65521 octets is placed whole, nothing else. */
+static void test_rx_max_ulpdu(void **state)
+{
+	struct fx *f = *state;
+	const size_t pay = MPA_MAX_ULPDU - DDP_TAGGED_HDR_LEN;
+	struct qbuf dst;
+	qbuf_new(&f->d, &dst, 70000, f->d.pd, RN_ACC_LOCAL_WRITE | RN_ACC_REMOTE_WRITE);
+	uint8_t *u = malloc(MPA_MAX_ULPDU), *out = malloc(MPA_MAX_ULPDU + 64);
+	struct ddp_hdr h = ddp_hdr_tagged(RDMAP_CTRL(RDMAP_OP_WRITE), dst.stag, (uintptr_t)dst.p + 1);
+	h.last = true;
+	assert_int_equal(ddp_hdr_encode(&h, u, DDP_TAGGED_HDR_LEN), DDP_TAGGED_HDR_LEN);
+	for (size_t i = 0; i < pay; i++)
+		u[DDP_TAGGED_HDR_LEN + i] = (uint8_t)(i * 13 + 1);
+	struct iovec iov = { u, MPA_MAX_ULPDU };
+	ssize_t len = mpa_tx_encode(&f->tx, &iov, 1, out, MPA_MAX_ULPDU + 64);
+	assert_true(len > (ssize_t)MPA_MAX_ULPDU);
+	raw_send(f, out, (size_t)len);
+	long long end = t_now_ms() + Q_WAIT_MS;
+	while (memcmp(dst.p + 1, u + DDP_TAGGED_HDR_LEN, pay) != 0 && t_now_ms() < end)
+		rn_qp_on_readable(f->b.qp);
+	assert_memory_equal(dst.p + 1, u + DDP_TAGGED_HDR_LEN, pay);
+	assert_int_equal(dst.p[0], 0);
+	assert_int_equal(dst.p[pay + 1], 0);
+	assert_int_equal(q_state(&f->b), RN_QPS_RTS);
+	assert_true(qbuf_guards_ok(&dst));
+	free(u);
+	free(out);
+	qbuf_free(&f->d, &dst);
+}
+
+struct seg_stats {
+	size_t n, max, total;
+};
+
+static int on_seg(void *arg, const uint8_t *u, size_t len)
+{
+	struct seg_stats *st = arg;
+	(void)u;
+	st->n++;
+	st->total += len;
+	if (len > st->max)
+		st->max = len;
+	return 0;
+}
+
+/* B sends a 60000-octet Send; the raw peer records the FPDUs' ULPDU lengths. */
+static struct seg_stats send_60k(struct fx *f)
+{
+	struct mpa_rx_cfg rc = { .crc = f->raw.params.crc, .pos = f->raw.rx_pos };
+	struct seg_stats st = { 0 };
+	struct qbuf src;
+	struct mpa_rx rx;
+	uint8_t *buf = malloc(65536), *asm_buf = malloc(65536);
+	qbuf_new(&f->d, &src, 60000, f->d.pd, RN_ACC_LOCAL_WRITE);
+	struct rn_rq_sge s = { (uintptr_t)src.p, 60000, src.stag };
+	assert_int_equal(q_send(&f->b, 7, RN_WR_SEND, RN_SEND_SIGNALED, &s, 1), RN_OK);
+	mpa_rx_init(&rx, &rc);
+	long long end = t_now_ms() + Q_WAIT_MS;
+	while (st.total < 60000 + DDP_UNTAGGED_HDR_LEN * st.n && t_now_ms() < end) {
+		rn_qp_on_writable(f->b.qp);
+		ssize_t n = rn_conn_recv(f->raw.conn, buf, 65536);
+		if (n > 0)
+			assert_true(mpa_rx_feed(&rx, buf, (size_t)n, asm_buf, 65536, on_seg, &st) >= 0);
+		else
+			poll(NULL, 0, 1);
+	}
+	assert_int_equal(st.total, 60000 + DDP_UNTAGGED_HDR_LEN * st.n);
+	q_expect(&f->b, NULL, f->b.scq, 7, RN_WC_SUCCESS);
+	qbuf_free(&f->d, &src);
+	free(buf);
+	free(asm_buf);
+	return st;
+}
+
+/* The MULPDU follows the stream's MSS (rn_cm_handoff.emss, TCP_MAXSEG at handoff): far above
+ * Ethernet's on loopback (32 KiB or 64 KiB depending on the kernel), so 60000 octets go in
+ * a few large FPDUs... */
+static void test_tx_mulpdu_from_mss(void **state)
+{
+	struct fx *f = *state;
+	uint32_t emss = f->b.h.emss;   /* what the QP was handed */
+	assert_true(emss > 8192 && emss <= 65535);
+	size_t mul = mpa_mulpdu(emss, false), per = mul - DDP_UNTAGGED_HDR_LEN;
+	struct seg_stats st = send_60k(f);
+	assert_int_equal(st.n, (60000 + per - 1) / per);
+	assert_int_equal(st.max, st.n > 1 ? mul : 60000 + DDP_UNTAGGED_HDR_LEN);
+}
+
+/* ...and an explicit emss of 1448 gives siw's 1442-octet ULPDUs. */
+static void test_tx_mulpdu_emss1448(void **state)
+{
+	struct fx *f = *state;
+	struct seg_stats st = send_60k(f);
+	assert_int_equal(st.max, 1442);
+	assert_int_equal(st.n, (60000 + 1442 - DDP_UNTAGGED_HDR_LEN - 1) /
+				       (1442 - DDP_UNTAGGED_HDR_LEN));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_raw_send_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_crc_error_T37, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ddp_version_T37, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_opcode_T37, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_qn_T37, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_msn_gap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_stag0_T29, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage, setup_nocrc, teardown),
+		cmocka_unit_test_setup_teardown(test_random_ulpdus, setup_nocrc, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_max_ulpdu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tx_mulpdu_from_mss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tx_mulpdu_emss1448, setup_emss1448, teardown),
+	};
+	return cmocka_run_group_tests_name("rnic_qp_raw", tests, NULL, NULL);
+}

@@ -1,0 +1,83 @@
+/* softrnic extensions to libibverbs: what the RDMA Verbs specification has and
+ * <infiniband/verbs.h> lacks, published the way providers publish their direct-verbs headers
+ * (mlx5dv.h, efadv.h). Include after <infiniband/verbs.h>; link with softrnic's libibverbs.
+ *
+ *   - Fast-Register a physical page list into an MR allocated for it (the kernel's
+ *     ib_alloc_mr + IB_WR_REG_MR, which user space libibverbs does not offer).
+ *   - RDMA Read with Invalidate Local STag (RDMAP opcode 0x7 semantics on the local side:
+ *     the sink STag is invalidated when the Read completes), as an ibv_post_send opcode.
+ *   - The RNIC's own completion status behind ibv_wc.vendor_err.
+ *   - RFC 7306 (Immediate Data, atomics) is reserved for later.
+ *
+ * Every name is prefixed softrnic_ / SOFTRNIC_. */
+#ifndef SOFTRNIC_VERBS_EXT_H
+#define SOFTRNIC_VERBS_EXT_H
+
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ibv_wc.opcode of a completed Fast-Register. */
+#define SOFTRNIC_WC_FAST_REG ((enum ibv_wc_opcode)IBV_WC_DRIVER1)
+
+/* ibv_send_wr.opcode for RDMA Read with Invalidate Local STag: as IBV_WR_RDMA_READ (sg_list is
+ * the local sink, exactly one SGE; wr.rdma the remote source); the sink's STag
+ * (sg_list[0].lkey, typically a fast-registered MR) is invalidated when the Read completed,
+ * before its completion is reported (IBV_WC_RDMA_READ). invalidate_rkey is ignored. */
+#define SOFTRNIC_WR_RDMA_READ_WITH_INV ((enum ibv_wr_opcode)IBV_WR_DRIVER1)
+
+/* ibv_create_qp with the QP attributes of the RDMA Verbs that libibverbs cannot express.
+ * Default (flags 0, and plain ibv_create_qp): the peer may RDMA Read and Write (as iw_cm sets
+ * up every iWARP QP), Bind MW allowed, not privileged. A privileged QP may post Fast-Register
+ * and use lkey 0 (STag 0: process addresses) in local SGEs. NULL + errno as ibv_create_qp. */
+enum softrnic_qp_flags {
+	SOFTRNIC_QP_PRIVILEGED = 1u << 0,
+	SOFTRNIC_QP_NO_REMOTE_READ = 1u << 1,   /* refuse inbound RDMA Read Requests */
+	SOFTRNIC_QP_NO_REMOTE_WRITE = 1u << 2,  /* refuse inbound RDMA Writes (and so Read
+	                                         * Responses: this QP cannot issue Reads) */
+	SOFTRNIC_QP_FLAGS_ALL = (1u << 3) - 1
+};
+struct ibv_qp *softrnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr,
+				  unsigned int flags);
+
+/* An MR with no memory yet (Invalid STag) and room for max_pages pages, for Fast-Register.
+ * remote_access: non-zero allows Fast-Register to grant remote rights (the spec's Remote
+ * Access Flag). NULL + errno on failure (EINVAL, ENOMEM). Free with ibv_dereg_mr. */
+struct ibv_mr *softrnic_alloc_mr(struct ibv_pd *pd, uint32_t max_pages, int remote_access);
+
+/* Fast-Register work request. */
+struct softrnic_fast_reg_wr {
+	uint64_t wr_id;
+	unsigned int send_flags;  /* IBV_SEND_SIGNALED, IBV_SEND_FENCE */
+	struct ibv_mr *mr;        /* from softrnic_alloc_mr */
+	uint8_t key;              /* new 8-bit key: lkey/rkey become (index << 8) | key */
+	unsigned int access;      /* IBV_ACCESS_LOCAL_WRITE / REMOTE_READ / REMOTE_WRITE /
+	                           * MW_BIND / ZERO_BASED */
+	uint64_t iova;            /* VA-based: address of the first byte (iova % page == fbo) */
+	uint64_t length;          /* bytes, <= npages * page size - fbo */
+	uint32_t fbo;             /* first byte offset in pages[0] */
+	uint8_t page_shift;       /* 12 .. 30 */
+	uint32_t npages;
+	const uint64_t *pages;    /* page-aligned process addresses, in order */
+};
+
+/* Post one Fast-Register on qp's send queue. On success mr->lkey and mr->rkey already carry the
+ * new key (as the kernel's ib_update_fast_reg_key does); the registration takes effect when the
+ * WR executes, in order with the other send WRs. 0 or an errno value (EINVAL, ENOMEM when the SQ
+ * is full). A failed execution completes as IBV_WC_LOC_PROT_ERR / IBV_WC_LOC_QP_OP_ERR with the
+ * RNIC status in vendor_err. */
+int softrnic_post_fast_reg(struct ibv_qp *qp, const struct softrnic_fast_reg_wr *wr);
+
+/* The RNIC's completion status text for ibv_wc.vendor_err of a failed completion (RDMA Verbs
+ * Fig. 36 wording, e.g. "Base and bounds violation"). */
+const char *softrnic_wc_vendor_str(uint32_t vendor_err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
