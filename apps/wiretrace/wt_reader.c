@@ -276,107 +276,149 @@ static int handle_segment(struct wt_capture *cap, const struct seginfo *si, uint
 	return 0;
 }
 
-int wt_capture_load(const char *path, struct wt_capture *cap, char *err, size_t errlen)
+/* One captured frame, narrowed step by step from the link layer down to TCP. */
+struct frame_view {
+	const uint8_t *p;      /* start of the current layer */
+	size_t caplen;         /* captured octets from p on */
+	const uint8_t *smac, *dmac;
+};
+
+/* Strips the link-layer header (Ethernet with VLAN tags, Linux cooked, raw IP). Returns false
+ * for a frame that carries no IPv4. */
+static bool strip_link(int linktype, struct frame_view *f)
+{
+	uint16_t etype = 0x0800;
+
+	if (linktype == DLT_EN10MB) {
+		if (f->caplen < 14)
+			return false;
+		f->dmac = f->p;
+		f->smac = f->p + 6;
+		etype = get16(f->p + 12);
+		f->p += 14;
+		f->caplen -= 14;
+		while ((etype == 0x8100 || etype == 0x88a8) && f->caplen >= 4) {
+			etype = get16(f->p + 2);
+			f->p += 4;
+			f->caplen -= 4;
+		}
+	} else if (linktype == DLT_LINUX_SLL) {
+		if (f->caplen < 16)
+			return false;
+		etype = get16(f->p + 14);
+		f->p += 16;
+		f->caplen -= 16;
+	}
+	return etype == 0x0800;
+}
+
+/* Checks the TCP checksum over the pseudo header, counting a bad one. */
+static void check_tcp_csum(struct wt_capture *cap, const uint8_t *ip, const uint8_t *tcp,
+			   size_t tlen)
+{
+	uint8_t pseudo[12];
+
+	memcpy(pseudo, ip + 12, 8);
+	pseudo[8] = 0;
+	pseudo[9] = 6;
+	pseudo[10] = (uint8_t)(tlen >> 8);
+	pseudo[11] = (uint8_t)tlen;
+	uint32_t sum = wt_csum_add(0, pseudo, 12);
+	if (wt_csum_fold(wt_csum_add(sum, tcp, tlen)) != 0)
+		cap->bad_tcp_csum++;
+}
+
+/* Parses IPv4 + TCP (no fragments) into *si, counting bad checksums. Returns false for
+ * anything that is not a well-formed TCP segment. */
+static bool parse_ipv4_tcp(struct wt_capture *cap, const struct frame_view *f,
+			   struct seginfo *si)
+{
+	const uint8_t *p = f->p;
+
+	if (f->caplen < 20 || (p[0] >> 4) != 4)
+		return false;
+	size_t ihl = (size_t)(p[0] & 0x0f) * 4;
+	size_t totlen = get16(p + 2);
+	if (ihl < 20 || f->caplen < ihl || p[9] != 6 || totlen < ihl)
+		return false;
+	if ((get16(p + 6) & 0x3fff) != 0)
+		return false; /* fragment */
+	if (wt_csum_fold(wt_csum_add(0, p, ihl)) != 0)
+		cap->bad_ip_csum++;
+	bool complete = f->caplen >= totlen;
+	size_t have = complete ? totlen : f->caplen; /* drops Ethernet padding */
+	const uint8_t *tcp = p + ihl;
+	size_t tlen = have - ihl;
+	if (tlen < 20)
+		return false;
+	size_t thl = (size_t)(tcp[12] >> 4) * 4;
+	if (thl < 20 || thl > tlen)
+		return false;
+	if (complete)
+		check_tcp_csum(cap, p, tcp, tlen);
+	*si = (struct seginfo){
+		.sip = p + 12, .dip = p + 16, .smac = f->smac, .dmac = f->dmac,
+		.sport = get16(tcp), .dport = get16(tcp + 2), .seq = get32(tcp + 4),
+		.flags = tcp[13], .payload = tcp + thl, .plen = (uint32_t)(tlen - thl),
+	};
+	return true;
+}
+
+static pcap_t *open_capture(const char *path, struct wt_capture *cap, char *err, size_t errlen)
 {
 	char perr[PCAP_ERRBUF_SIZE];
-	memset(cap, 0, sizeof(*cap));
 	pcap_t *pd = pcap_open_offline(path, perr);
+
 	if (!pd) {
 		snprintf(err, errlen, "%s", perr);
-		return -1;
+		return NULL;
 	}
 	cap->linktype = pcap_datalink(pd);
 	if (cap->linktype != DLT_EN10MB && cap->linktype != DLT_LINUX_SLL &&
 	    cap->linktype != DLT_RAW && cap->linktype != 12 /* LINKTYPE_RAW on some systems */) {
 		snprintf(err, errlen, "%s: unsupported link type %d", path, cap->linktype);
 		pcap_close(pd);
-		return -1;
+		return NULL;
 	}
+	return pd;
+}
+
+static int load_fail(pcap_t *pd, struct wt_capture *cap)
+{
+	pcap_close(pd);
+	wt_capture_free(cap);
+	return -1;
+}
+
+int wt_capture_load(const char *path, struct wt_capture *cap, char *err, size_t errlen)
+{
+	memset(cap, 0, sizeof(*cap));
+	pcap_t *pd = open_capture(path, cap, err, errlen);
+	if (!pd)
+		return -1;
 
 	struct pcap_pkthdr *h;
 	const u_char *pkt;
 	int rc;
 	while ((rc = pcap_next_ex(pd, &h, &pkt)) == 1) {
 		uint32_t frame = (uint32_t)++cap->nframes;
-		size_t caplen = h->caplen;
-		const uint8_t *p = pkt;
-		const uint8_t *smac = NULL, *dmac = NULL;
-		uint16_t etype;
+		struct frame_view f = { .p = pkt, .caplen = h->caplen };
+		struct seginfo si;
 		if (h->caplen < h->len)
 			cap->truncated++;
-		if (cap->linktype == DLT_EN10MB) {
-			if (caplen < 14)
-				goto other;
-			dmac = p;
-			smac = p + 6;
-			etype = get16(p + 12);
-			p += 14;
-			caplen -= 14;
-			while ((etype == 0x8100 || etype == 0x88a8) && caplen >= 4) {
-				etype = get16(p + 2);
-				p += 4;
-				caplen -= 4;
-			}
-		} else if (cap->linktype == DLT_LINUX_SLL) {
-			if (caplen < 16)
-				goto other;
-			etype = get16(p + 14);
-			p += 16;
-			caplen -= 16;
-		} else {
-			etype = 0x0800;
-		}
-		if (etype != 0x0800 || caplen < 20 || (p[0] >> 4) != 4)
-			goto other;
-		size_t ihl = (size_t)(p[0] & 0x0f) * 4;
-		size_t totlen = get16(p + 2);
-		if (ihl < 20 || caplen < ihl || p[9] != 6 || totlen < ihl)
-			goto other;
-		if ((get16(p + 6) & 0x3fff) != 0)
-			goto other; /* fragment */
-		if (wt_csum_fold(wt_csum_add(0, p, ihl)) != 0)
-			cap->bad_ip_csum++;
-		bool complete = caplen >= totlen;
-		size_t have = complete ? totlen : caplen; /* drops Ethernet padding */
-		const uint8_t *tcp = p + ihl;
-		size_t tlen = have - ihl;
-		if (tlen < 20)
-			goto other;
-		size_t thl = (size_t)(tcp[12] >> 4) * 4;
-		if (thl < 20 || thl > tlen)
-			goto other;
-		if (complete) {
-			uint8_t pseudo[12];
-			memcpy(pseudo, p + 12, 8);
-			pseudo[8] = 0;
-			pseudo[9] = 6;
-			pseudo[10] = (uint8_t)(tlen >> 8);
-			pseudo[11] = (uint8_t)tlen;
-			uint32_t sum = wt_csum_add(0, pseudo, 12);
-			if (wt_csum_fold(wt_csum_add(sum, tcp, tlen)) != 0)
-				cap->bad_tcp_csum++;
+		if (!strip_link(cap->linktype, &f) || !parse_ipv4_tcp(cap, &f, &si)) {
+			cap->other_frames++;
+			continue;
 		}
 		cap->tcp_frames++;
-		struct seginfo si = {
-			.sip = p + 12, .dip = p + 16, .smac = smac, .dmac = dmac,
-			.sport = get16(tcp), .dport = get16(tcp + 2), .seq = get32(tcp + 4),
-			.flags = tcp[13], .payload = tcp + thl, .plen = (uint32_t)(tlen - thl),
-		};
 		if (handle_segment(cap, &si, frame)) {
 			snprintf(err, errlen, "out of memory");
-			pcap_close(pd);
-			wt_capture_free(cap);
-			return -1;
+			return load_fail(pd, cap);
 		}
-		continue;
-other:
-		cap->other_frames++;
 	}
 	if (rc == -1) {
 		snprintf(err, errlen, "%s: %s", path, pcap_geterr(pd));
-		pcap_close(pd);
-		wt_capture_free(cap);
-		return -1;
+		return load_fail(pd, cap);
 	}
 	pcap_close(pd);
 	for (size_t i = 0; i < cap->nconns; i++) {
