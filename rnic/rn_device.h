@@ -113,6 +113,22 @@ struct rn_progress *rn_device_engine(struct rn_device *dev);
 /* Inline mode: drive the engine (rn_progress_poll); -EBUSY when the engine has a thread. */
 int rn_device_progress(struct rn_device *dev, int timeout_ms);
 
+/* Consumer-side progress (docs/rnic-decisions.md D7): an application found cq empty. Runs the
+ * receive / transmit work of the QPs that complete into cq in the caller's thread (a try-lock
+ * per QP: one the engine or another poller works on is skipped; one read per QP, at most
+ * RN_DEVICE_POLL_QPS QPs per call), as an rn_mem reader for the duration. RN_DEVICE_STREAK_RUN
+ * empty polls in a row, each within RN_DEVICE_STREAK_NS of the one before, mark a busy-polling
+ * consumer: the engine's thread is put on hold (rn_progress_hold) for RN_DEVICE_HOLD_US, so it
+ * does not compete for the core. Returns the number of QPs that did something (then poll
+ * again). */
+#define RN_DEVICE_POLL_QPS 8
+#define RN_DEVICE_STREAK_NS 10000u
+#define RN_DEVICE_STREAK_RUN 4u
+#define RN_DEVICE_HOLD_US 200u
+int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq);
+/* The consumer is about to block (it armed a CQ): end any hold, the engine watches again. */
+void rn_device_consumer_blocks(struct rn_device *dev);
+
 /* ---- resources counted against the limits ----------------------------------------------- */
 /* Create CQ (§9.2.3.1) with the device's max_cqe and async queue. NO_RESOURCES at max_cq,
  * CQ_TOO_BIG, INVALID_RNIC. channel may be NULL. */
@@ -164,6 +180,11 @@ struct rn_dev_conn_ops {
 	bool (*wants_write)(void *obj);
 	void (*destroy)(struct rn_device *dev, void *obj); /* close of the device: destroy obj
 	                                                    * (NULL: nothing) */
+	/* Consumer-side progress (rn_device_cq_progress); both NULL: never. feeds_cq: whether
+	 * obj completes into cq (no locks, cheap). try_progress: on_readable + on_writable work
+	 * from an application thread if obj is free now: < 0 busy, else as on_readable. */
+	bool (*feeds_cq)(void *obj, const struct rn_cq *cq);
+	int (*try_progress)(void *obj);
 };
 struct rn_dev_conn;
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -27,6 +28,8 @@ struct rn_dev_conn {
 	void *obj;
 	pthread_mutex_t lock;
 	bool detached, counted, parked;
+	atomic_bool live, gone;         /* attached / detaching: for consumer-side pins */
+	atomic_uint pins;               /* consumer threads working on obj now */
 	int src_fd;                     /* the object's fd our dup copies (-1: none) */
 	int dfd;                        /* the dup, registered with the engine (-1: none) */
 	uint32_t events;
@@ -193,6 +196,7 @@ enum rn_status rn_device_conn_attach(struct rn_dev_conn *c, void *obj)
 	pthread_mutex_lock(&c->lock);
 	c->obj = obj;
 	pthread_mutex_unlock(&c->lock);
+	atomic_store(&c->live, true);
 	rn_device_engine_up(c->dev);
 	rn_device_conn_wake(c);
 	return RN_OK;
@@ -215,6 +219,10 @@ void rn_device_conn_detach(struct rn_dev_conn *c)
 	pthread_mutex_lock(&c->lock);
 	c->detached = true; /* from here no callback changes the registration */
 	pthread_mutex_unlock(&c->lock);
+	/* seq_cst pairs with conn_pin: a consumer either sees `gone` or we see its pin */
+	atomic_store(&c->gone, true);
+	while (atomic_load(&c->pins))
+		sched_yield();
 	rn_progress_timer_cancel(eng, &c->kick);
 	if (c->dfd >= 0) {
 		rn_progress_del(eng, c->dfd);
@@ -253,6 +261,87 @@ struct rn_dev_conn *rn_device_conn_find(struct rn_device *dev, const void *obj)
 		;
 	pthread_mutex_unlock(&dev->lock);
 	return c;
+}
+
+/* ---- consumer-side progress ------------------------------------------------------------ */
+/* dev->lock held (c is not freed meanwhile): pin c's object against detach (and so against
+ * its destroy, which follows detach). */
+static bool conn_pin(struct rn_dev_conn *c)
+{
+	if (!c->ops->try_progress || !atomic_load(&c->live)) /* acquire: c->obj is set */
+		return false;
+	atomic_fetch_add(&c->pins, 1);
+	if (!atomic_load(&c->gone))
+		return true;
+	atomic_fetch_sub(&c->pins, 1);
+	return false;
+}
+
+/* The attached objects feeding cq, pinned; at most max. */
+static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
+			     struct rn_dev_conn **out, unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	for (struct rn_dev_conn *c = dev->conns; c && n < max; c = c->next) {
+		if (!conn_pin(c))
+			continue;
+		if (c->ops->feeds_cq(c->obj, cq))
+			out[n++] = c;
+		else
+			atomic_fetch_sub(&c->pins, 1);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return n;
+}
+
+/* A run of empty polls close together: a consumer busy-polling its CQ; hold the engine's
+ * thread. One empty poll per round trip (ib_write_lat reaping between memory spins) is no
+ * run: that consumer needs the thread to place what it spins on. Relaxed: a heuristic. */
+static void note_empty_poll(struct rn_device *dev)
+{
+	struct timespec ts;
+	uint64_t now, prev;
+	unsigned run;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	prev = atomic_exchange_explicit(&dev->last_empty_ns, now, memory_order_relaxed);
+	run = now - prev < RN_DEVICE_STREAK_NS ? atomic_load_explicit(&dev->empty_run,
+								   memory_order_relaxed) + 1 : 0;
+	atomic_store_explicit(&dev->empty_run, run, memory_order_relaxed);
+	if (run >= RN_DEVICE_STREAK_RUN)
+		rn_progress_hold(dev->eng, RN_DEVICE_HOLD_US);
+}
+
+int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
+{
+	struct rn_dev_conn *pinned[RN_DEVICE_POLL_QPS];
+	unsigned n, reader;
+	int did = 0;
+
+	if (!rn_device_valid(dev) || !cq)
+		return 0;
+	n = conns_pin_cq(dev, cq, pinned, RN_DEVICE_POLL_QPS);
+	/* placement from this thread must hold up dereg like the engine's (rn_mem QSBR) */
+	bool rd = n && rn_mem_reader_register(dev->mem, &reader) == RN_OK;
+	for (unsigned i = 0; i < n; i++) {
+		if (rd && pinned[i]->ops->try_progress(pinned[i]->obj) > 0)
+			did++;
+		atomic_fetch_sub(&pinned[i]->pins, 1);
+	}
+	if (rd)
+		rn_mem_reader_unregister(dev->mem, reader);
+	if (!did)
+		note_empty_poll(dev);
+	return did;
+}
+
+void rn_device_consumer_blocks(struct rn_device *dev)
+{
+	if (rn_device_valid(dev))
+		rn_progress_unhold(dev->eng);
 }
 
 void rn_device_conn_set_counted(struct rn_dev_conn *c)

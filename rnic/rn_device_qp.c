@@ -7,6 +7,8 @@ static int qp_fd(void *o) { return rn_qp_fd(o); }
 static int qp_readable(void *o) { return rn_qp_on_readable(o); }
 static int qp_writable(void *o) { return rn_qp_on_writable(o); }
 static bool qp_wants_write(void *o) { return rn_qp_wants_write(o); }
+static bool qp_feeds_cq(void *o, const struct rn_cq *cq) { return rn_qp_uses_cq(o, cq); }
+static int qp_try_progress(void *o) { return rn_qp_try_progress(o); }
 
 /* Close of the device: type-2 windows still bound to the QP would refuse Destroy QP, and
  * close must not fail; deallocate them (the whole device goes anyway). */
@@ -29,7 +31,8 @@ static void qp_destroy_forced(struct rn_device *dev, void *o)
 }
 
 static const struct rn_dev_conn_ops qp_ops = {
-	qp_fd, qp_readable, qp_writable, qp_wants_write, qp_destroy_forced,
+	qp_fd, qp_readable, qp_writable, qp_wants_write, qp_destroy_forced, qp_feeds_cq,
+	qp_try_progress,
 };
 
 static void fill_attr(struct rn_device *dev, struct rn_qp_init_attr *attr, struct rn_dev_conn *c)

@@ -14,7 +14,9 @@
 #include "rn_progress.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,10 +66,12 @@ struct rn_progress {
 	atomic_bool stop;
 	atomic_int sleeping, pending;
 	atomic_uint spin_us;
+	_Atomic uint64_t hold_until;   /* CLOCK_MONOTONIC ns; see rn_progress_hold */
+	atomic_bool holding;           /* the thread sleeps in a hold now */
 	unsigned max_events;
 	struct epoll_event *evs;
 
-	_Atomic uint64_t st_iter, st_blocks, st_fd, st_timer, st_bell, st_efd;
+	_Atomic uint64_t st_iter, st_blocks, st_fd, st_timer, st_bell, st_efd, st_hold;
 };
 
 static _Thread_local char tl_marker;
@@ -181,6 +185,17 @@ unsigned rn_progress_spin_us(const struct rn_progress *eng)
 	return atomic_load(&((struct rn_progress *)eng)->spin_us);
 }
 
+/* Only moves the deadline forward, and only by a useful step: a consumer calls this on every
+ * empty poll, and a store per call would bounce the cache line with the engine's reads. */
+void rn_progress_hold(struct rn_progress *eng, unsigned us)
+{
+	uint64_t until = now_ns() + (uint64_t)us * 1000u;
+	uint64_t cur = atomic_load_explicit(&eng->hold_until, memory_order_relaxed);
+
+	if (until > cur + (uint64_t)us * 250u)
+		atomic_store_explicit(&eng->hold_until, until, memory_order_relaxed);
+}
+
 /* ---- doorbell ------------------------------------------------------------------------------ */
 
 static void ring(struct rn_progress *eng, int bit)
@@ -194,6 +209,15 @@ static void ring(struct rn_progress *eng, int bit)
 void rn_progress_wake(struct rn_progress *eng)
 {
 	ring(eng, PEND_WAKE);
+}
+
+void rn_progress_unhold(struct rn_progress *eng)
+{
+	if (!atomic_load_explicit(&eng->hold_until, memory_order_relaxed))
+		return;
+	atomic_store(&eng->hold_until, 0);
+	if (atomic_load(&eng->holding))
+		ring(eng, PEND_KICK);
 }
 
 /* Driver: consume the doorbell; 1 when a user wake was pending. */
@@ -599,7 +623,37 @@ static void leave_driver(struct rn_progress *eng)
 	atomic_store(&eng->driver, 0);
 }
 
-/* Spin (timeout 0) while the last activity is younger than the window, then block. */
+/* The sleep of a hold: until `until`, the first timer deadline or a doorbell, watching only
+ * the doorbell's eventfd (ppoll for sub-millisecond resolution). */
+static void hold_sleep(struct rn_progress *eng, uint64_t until)
+{
+	struct pollfd pfd = { .fd = eng->efd, .events = POLLIN };
+	struct timespec ts;
+	uint64_t now;
+
+	pthread_mutex_lock(&eng->lock);
+	if (eng->timers && eng->timers->deadline_ns < until)
+		until = eng->timers->deadline_ns;
+	pthread_mutex_unlock(&eng->lock);
+	now = now_ns();
+	if (until <= now || !prepare_block(eng))
+		return;
+	atomic_store(&eng->holding, true);
+	ts.tv_sec = (time_t)((until - now) / 1000000000u);
+	ts.tv_nsec = (long)((until - now) % 1000000000u);
+	if (atomic_load(&eng->hold_until) && ppoll(&pfd, 1, &ts, NULL) > 0)
+		rn_efd_clear(eng->efd);
+	atomic_store(&eng->holding, false);
+	atomic_store(&eng->sleeping, 0);
+	RUN_HOOKS(eng, unblock);
+	bump(&eng->st_hold, 1);
+}
+
+/* Spin (timeout 0) while the last activity is younger than the window, then block. While
+ * spinning, yield: on a core shared with the application (the 2-core model) a spinning
+ * engine would otherwise keep the consumer of what it just placed off the CPU until the
+ * window ends. During a hold (a consumer polls its CQ and progresses inline) sleep instead,
+ * with one pass over the fds per hold period for everything the consumer does not cover. */
 static void *engine_main(void *p)
 {
 	struct rn_progress *eng = p;
@@ -610,10 +664,18 @@ static void *engine_main(void *p)
 		uint64_t now = now_ns();
 		uint64_t win = (uint64_t)atomic_load_explicit(&eng->spin_us,
 							      memory_order_relaxed) * 1000u;
-		int tmo = now - last < win ? 0 : -1;
+		uint64_t hold = atomic_load_explicit(&eng->hold_until, memory_order_relaxed);
+		int tmo = now - last < win ? 0 : -1, act;
 
-		if (run_once(eng, tmo) > 0)
+		if (now < hold) {
+			hold_sleep(eng, hold);
+			tmo = 0;
+		}
+		act = run_once(eng, tmo);
+		if (act > 0)
 			last = now_ns();
+		else if (tmo == 0)
+			sched_yield();
 	}
 	leave_driver(eng);
 	return NULL;
@@ -701,4 +763,5 @@ void rn_progress_get_stats(const struct rn_progress *eng, struct rn_progress_sta
 	s->timer_calls = atomic_load(&e->st_timer);
 	s->doorbells = atomic_load(&e->st_bell);
 	s->efd_writes = atomic_load(&e->st_efd);
+	s->holds = atomic_load(&e->st_hold);
 }

@@ -10,7 +10,8 @@
  *
  * Busy-poll window (thread mode). After any activity (an fd callback, a timer, a doorbell) the
  * thread keeps polling with epoll_wait(timeout 0) for spin_us microseconds before it blocks, so
- * a ping-pong does not pay a wake-up per message, while an idle engine sleeps. Default
+ * a ping-pong does not pay a wake-up per message, while an idle engine sleeps. Each empty pass
+ * of the window yields the core (the application thread may share it). Default
  * RN_PROGRESS_SPIN_DEFAULT_US, chosen by measurement (tests/rnic/bench_progress.c).
  *
  * Thread safety. add / mod / del, timer arm / cancel and wake may be called from any thread,
@@ -50,6 +51,16 @@ void rn_progress_destroy(struct rn_progress *eng);
 /* The window may be changed at any time; the driver picks it up at its next iteration. */
 void rn_progress_set_spin_us(struct rn_progress *eng, unsigned us);
 unsigned rn_progress_spin_us(const struct rn_progress *eng);
+
+/* ---- hold (consumer-side progress, thread mode) ------------------------------------------ */
+/* An application thread that busy-polls a CQ makes the receive progress of the QPs feeding it
+ * itself (rn_device_cq_progress); the thread would only compete for the core. hold: for us
+ * microseconds from now the thread does not watch the fds: it sleeps until the hold ends, a
+ * timer is due or a doorbell rings, then makes one non-blocking pass over the fds (so fds no
+ * consumer covers still move, one pass per hold period) and sleeps again while held. Repeated
+ * calls extend the hold. unhold ends it at once (a consumer about to block). Any thread. */
+void rn_progress_hold(struct rn_progress *eng, unsigned us);
+void rn_progress_unhold(struct rn_progress *eng);
 
 /* ---- fds (level-triggered) ---------------------------------------------------------------- */
 /* -EEXIST when fd is registered already, -EINVAL for a bad fd or NULL fn, -ENOMEM, or the
@@ -127,6 +138,7 @@ struct rn_progress_stats {
 	uint64_t timer_calls; /* timer callbacks run */
 	uint64_t doorbells;   /* doorbells consumed (wakes may coalesce) */
 	uint64_t efd_writes;  /* wakes that had to write the eventfd (driver was blocked) */
+	uint64_t holds;       /* sleeps of a hold (rn_progress_hold) */
 };
 void rn_progress_get_stats(const struct rn_progress *eng, struct rn_progress_stats *s);
 

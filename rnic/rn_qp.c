@@ -151,6 +151,20 @@ static void llp_reset(struct rn_qp *qp)
 	rn_qp_tx_drop(qp);
 }
 
+/* Destroy QP: a graceful close in progress (our FIN queued behind every octet the SQ sent,
+ * so completions already reported Success) keeps its data: close, not reset, or the kernel
+ * would discard what the peer has not read yet (rdma_disconnect + rdma_destroy_qp at once,
+ * as rping does). Otherwise the stream is reset. */
+static void llp_release(struct rn_qp *qp)
+{
+	if (qp->conn && qp->tx.fin_sent) {
+		rn_conn_close(qp->conn);
+		qp->conn = NULL;
+		qp->need_wake = true;
+	}
+	llp_reset(qp);
+}
+
 /* Release the stream and everything tied to it (ORQ entries are flushed with the SQ). */
 static void llp_disassociate(struct rn_qp *qp)
 {
@@ -510,7 +524,7 @@ enum rn_status rn_qp_destroy(struct rn_qp *qp)
 		pthread_mutex_unlock(&qp->lock);
 		return RN_ERR_MW_BOUND_TO_QP;
 	}
-	llp_reset(qp);
+	llp_release(qp);
 	if (qp->rx.have_wqe && qp->rx.wqe_srq)
 		rn_srq_retire(qp->ia.srq, &qp->rq_lim);
 	pthread_mutex_unlock(&qp->lock);
@@ -793,6 +807,32 @@ int rn_qp_on_writable(struct rn_qp *qp)
 	int did = qp->tx.sent_total != before || qp->sq_head != head;
 	unlock_and_wake(qp);
 	return did;
+}
+
+/* Consumer-side progress (rn_device_cq_progress): a try-lock, so an application thread never
+ * waits behind the engine (or another poller) working on the same QP; the caller simply moves
+ * on. Receive first, then transmit, as on_readable + on_writable do. */
+int rn_qp_try_progress(struct rn_qp *qp)
+{
+	uint64_t before;
+	int did;
+
+	if (pthread_mutex_trylock(&qp->lock))
+		return -EBUSY;
+	before = qp->tx.sent_total;
+	did = rn_qp_rx_run(qp);
+	rn_qp_tx_pump(qp);
+	rn_qp_sq_complete(qp);
+	check_cq_error(qp);
+	rn_qp_check_closed(qp);
+	did |= qp->tx.sent_total != before;
+	unlock_and_wake(qp);
+	return did;
+}
+
+bool rn_qp_uses_cq(const struct rn_qp *qp, const struct rn_cq *cq)
+{
+	return qp->ia.send_cq == cq || qp->ia.recv_cq == cq; /* fixed at create */
 }
 
 bool rn_qp_wants_write(struct rn_qp *qp)

@@ -280,6 +280,12 @@ int rn_qp_on_writable(struct rn_qp *qp);
  * next quiescent point). */
 bool rn_qp_wants_write(struct rn_qp *qp);
 
+/* The same work from an application thread (receive, then transmit and completions), only
+ * when the QP's lock is free: -EBUSY when another thread holds it, else as on_readable. */
+int rn_qp_try_progress(struct rn_qp *qp);
+/* Whether qp completes into cq (its SQ or RQ CQ). */
+bool rn_qp_uses_cq(const struct rn_qp *qp, const struct rn_cq *cq);
+
 /* ---- small accessors ---------------------------------------------------------------------- */
 uint32_t rn_qp_id(const struct rn_qp *qp);
 enum rn_qp_state rn_qp_get_state(struct rn_qp *qp);

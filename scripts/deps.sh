@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   gcc clang libclang-rt-14-dev pkg-config meson ninja-build python3
   libcmocka-dev libpcap-dev libbsd-dev tshark
-  dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev iproute2
+  dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev iproute2 valgrind
 )
 
 missing=()

@@ -227,6 +227,14 @@ int sv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		if (got < want)
 			break;
 	}
+	/* empty: receive for the QPs feeding this CQ here, rather than wait for the engine's
+	 * thread (consumer-side progress, docs/rnic-decisions.md D7) */
+	if (done == 0 && n > 0 && rn_device_cq_progress(sv_ctx(cq->context)->dev, q->rn) > 0 &&
+	    rn_cq_poll(q->rn, e, (uint32_t)n < SV_POLL_BATCH ? (uint32_t)n : SV_POLL_BATCH,
+		       &got) == RN_OK) {
+		for (uint32_t i = 0; i < got; i++)
+			sv_wc_from_cqe(&e[i], &wc[done++]);
+	}
 	return done;
 }
 
@@ -236,6 +244,7 @@ int sv_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 
 	if (!q)
 		return EINVAL;
+	rn_device_consumer_blocks(sv_ctx(cq->context)->dev); /* it waits for the engine now */
 	return sv_errno(rn_cq_req_notify(q->rn, solicited_only ? RN_NOTIFY_SOLICITED
 							       : RN_NOTIFY_NEXT));
 }

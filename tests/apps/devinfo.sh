@@ -3,7 +3,7 @@
 # Usage: devinfo.sh /path/to/softrnic-devinfo
 set -u
 TEST_NAME=apps_devinfo
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/common.sh"
 DEVINFO=${1:?usage: devinfo.sh /path/to/softrnic-devinfo}
 
 out=$(timeout "$PROG_TIMEOUT" "$DEVINFO" -v 2>&1) || fail "softrnic-devinfo -v exited $?: $out"

@@ -4,10 +4,8 @@
 # Usage: perf_lo.sh /path/to/softrnic-perf
 set -u
 TEST_NAME=apps_perf
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/common.sh"
 PERF=${1:?usage: perf_lo.sh /path/to/softrnic-perf}
-trap kill_server EXIT
-trap 'exit 1' INT TERM HUP
 
 # check_line OUTPUT SIZE ITERS NFIELDS: the result line has NFIELDS numbers, the first two
 # SIZE and ITERS, every other one positive, and (latency) min <= typical <= max.
@@ -25,8 +23,7 @@ run() { # test lat(0|1) size iters
 	opts="-t $1 -s $3 -n $4"
 	[ "$2" -eq 1 ] && opts="$opts -l"
 	pick_port
-	timeout "$PROG_TIMEOUT" "$PERF" -p "$PORT" -T 20 >/dev/null &
-	SERVER_PID=$!
+	start_server timeout "$PROG_TIMEOUT" "$PERF" -p "$PORT" -T 20 >/dev/null
 	wait_listen "$PORT" || fail "server is not listening on port $PORT"
 	# shellcheck disable=SC2086
 	out=$(timeout "$PROG_TIMEOUT" "$PERF" -p "$PORT" -T 20 $opts 127.0.0.1 2>&1)

@@ -3,15 +3,12 @@
 # Usage: rping_lo.sh /path/to/softrnic-rping [extra options for both, e.g. -P]
 set -u
 TEST_NAME=apps_rping
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/common.sh"
 RPING=${1:?usage: rping_lo.sh /path/to/softrnic-rping [options]}
 shift
 pick_port
-trap kill_server EXIT
-trap 'exit 1' INT TERM HUP
 
-timeout "$PROG_TIMEOUT" "$RPING" -s -a 127.0.0.1 -p "$PORT" -V "$@" &
-SERVER_PID=$!
+start_server timeout "$PROG_TIMEOUT" "$RPING" -s -a 127.0.0.1 -p "$PORT" -V "$@"
 wait_listen "$PORT" || fail "server is not listening on port $PORT"
 out=$(timeout "$PROG_TIMEOUT" "$RPING" -c -a 127.0.0.1 -p "$PORT" -C 100 -V -S 100 "$@" 2>&1)
 rc=$?
@@ -22,8 +19,7 @@ wait_server "$*"
 
 # -v prints every ping's data; a 3-ping run shows 3 lines.
 pick_port
-timeout "$PROG_TIMEOUT" "$RPING" -s -a 127.0.0.1 -p "$PORT" "$@" >/dev/null &
-SERVER_PID=$!
+start_server timeout "$PROG_TIMEOUT" "$RPING" -s -a 127.0.0.1 -p "$PORT" "$@" >/dev/null
 wait_listen "$PORT" || fail "server is not listening on port $PORT (second run)"
 out=$(timeout "$PROG_TIMEOUT" "$RPING" -c -a 127.0.0.1 -p "$PORT" -C 3 -v -V "$@" 2>&1)
 rc=$?

@@ -1,0 +1,85 @@
+# Shared helpers of the test scripts (sourced; POSIX sh). Set TEST_NAME first: it prefixes
+# every FAIL message. Sourcing installs the exit traps: on any exit the hooks in EXIT_HOOKS run
+# (the background server is killed; tests/lib/netns.sh adds the namespace cleanup), and
+# INT/TERM/HUP end the script with status 1 after the same cleanup.
+PROG_TIMEOUT=${PROG_TIMEOUT:-40}
+
+fail() {
+	echo "${TEST_NAME:-test}: FAIL: $*" >&2
+	exit 1
+}
+
+# need_cmd CMD [PACKAGE]: fails with a clear message when CMD is not installed.
+need_cmd() {
+	command -v "$1" >/dev/null 2>&1 || fail "the '$1' command${2:+ ($2)} is not installed"
+}
+
+EXIT_HOOKS=kill_server
+run_exit_hooks() {
+	for hook in $EXIT_HOOKS; do
+		"$hook"
+	done
+}
+trap run_exit_hooks EXIT
+trap 'exit 1' INT TERM HUP
+
+# pick_port: sets PORT to a TCP port below the ephemeral range that no socket uses now,
+# derived from this shell's PID and a call counter, so that concurrent runs of the tests
+# (other build trees) and successive servers of one script do not meet.
+PORT_SEQ=0
+pick_port() {
+	PORT=$((10000 + ($$ * 13 + PORT_SEQ * 101) % 22000))
+	PORT_SEQ=$((PORT_SEQ + 1))
+	n=0
+	while [ -n "$(ss -Hatn "( sport = :$PORT or dport = :$PORT )" 2>/dev/null)" ] &&
+		[ "$n" -lt 500 ]; do
+		PORT=$((PORT + 1))
+		n=$((n + 1))
+	done
+}
+
+# wait_listen PORT [NETNS [SECONDS]]: until a TCP socket listens on PORT (at most SECONDS,
+# default 10), in network namespace NETNS when it is given and not empty; gives up early
+# when the background server (SERVER_PID) has exited.
+wait_listen() {
+	i=0
+	while [ "$i" -lt $((${3:-10} * 10)) ]; do
+		if [ -n "${2:-}" ]; then
+			out=$(ip netns exec "$2" ss -Hltn "sport = :$1" 2>/dev/null)
+		else
+			out=$(ss -Hltn "sport = :$1" 2>/dev/null)
+		fi
+		[ -n "$out" ] && return 0
+		# A background server that has already exited will not listen.
+		if [ -n "${SERVER_PID:-}" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
+			return 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# Background server bookkeeping: start_server CMD... runs CMD in the background and records
+# its PID in SERVER_PID; the server is killed on exit if still running.
+SERVER_PID=
+start_server() {
+	"$@" &
+	SERVER_PID=$!
+}
+
+kill_server() {
+	if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null
+	fi
+	SERVER_PID=
+}
+
+# wait_server [WHAT...]: waits for the background server; fails unless it exited 0.
+wait_server() {
+	wait "$SERVER_PID"
+	rc=$?
+	SERVER_PID=
+	[ "$rc" -eq 0 ] || fail "server exited with status $rc${*:+ ($*)}"
+}
