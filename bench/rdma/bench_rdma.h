@@ -21,8 +21,15 @@ int bench_pair(int (*server)(void *), int (*client)(void *, struct bench_out *),
 
 extern int bench_server_cpu, bench_client_cpu;
 
-/* tcp_base.c: kernel TCP baselines on 127.0.0.1. */
-int tcp_pingpong(uint32_t size, uint32_t iters, struct bench_out *out);
+/* How a TCP ping-pong side waits for the peer's message. */
+enum tcp_wait {
+	TCP_BLOCK,       /* blocking recv(): sleeps in the kernel, woken per message */
+	TCP_POLL_YIELD,  /* non-blocking recv() until data, sched_yield() between tries */
+	TCP_POLL_BUSY,   /* non-blocking recv() until data, no yield */
+};
+
+/* tcp_base.c: kernel TCP baselines on 127.0.0.1. Both ping-pong sides use wait. */
+int tcp_pingpong(uint32_t size, uint32_t iters, enum tcp_wait wait, struct bench_out *out);
 int tcp_bulk(uint32_t chunk, double seconds, struct bench_out *out);
 
 #endif

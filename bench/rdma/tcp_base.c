@@ -1,11 +1,16 @@
 /* tcp_base: the kernel TCP baselines on loopback, measured the way the RDMA tests are:
- * ping-pong latency (blocking sockets, TCP_NODELAY, half the round trip) and one-stream bulk
- * bandwidth (iperf3-like: 64 KiB writes for a fixed time, counted by the receiver). */
+ * ping-pong latency (TCP_NODELAY, half the round trip) with either blocking sockets or
+ * non-blocking sockets polled like the RDMA applications poll their CQ (recv until data, with
+ * or without sched_yield between tries), and one-stream bulk bandwidth (iperf3-like: blocking
+ * 64 KiB writes for a fixed time, counted by the receiver). */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,6 +22,7 @@ struct tcp_arg {
 	int lfd;
 	uint16_t port;
 	uint32_t size, iters;
+	enum tcp_wait wait;
 	double seconds;
 };
 
@@ -73,26 +79,62 @@ static int accept_one(int lfd)
 	return fd;
 }
 
-static int read_full(int fd, void *buf, size_t len)
+/* Sets up fd for the waiting policy: polled sockets are non-blocking. 0 ok. */
+static int set_wait(int fd, enum tcp_wait wait)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (wait == TCP_BLOCK)
+		return 0;
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK))
+		return perror("tcp O_NONBLOCK"), -1;
+	return 0;
+}
+
+/* After a read or write failed (n < 0): 0 to try again (a polled socket had nothing yet, or
+ * a signal), -1 on a real error. */
+static int try_again(enum tcp_wait wait)
+{
+	if (errno == EINTR)
+		return 0;
+	if (wait == TCP_BLOCK || (errno != EAGAIN && errno != EWOULDBLOCK))
+		return -1;
+	if (wait == TCP_POLL_YIELD)
+		sched_yield();
+	return 0;
+}
+
+static int read_wait(int fd, void *buf, size_t len, enum tcp_wait wait)
 {
 	for (size_t got = 0; got < len;) {
 		ssize_t n = read(fd, (char *)buf + got, len - got);
-		if (n <= 0)
+		if (n > 0)
+			got += (size_t)n;
+		else if (n == 0 || try_again(wait))
 			return -1;
-		got += (size_t)n;
 	}
 	return 0;
 }
 
-static int write_full(int fd, const void *buf, size_t len)
+static int write_wait(int fd, const void *buf, size_t len, enum tcp_wait wait)
 {
 	for (size_t put = 0; put < len;) {
 		ssize_t n = write(fd, (const char *)buf + put, len - put);
-		if (n <= 0)
+		if (n > 0)
+			put += (size_t)n;
+		else if (n == 0 || try_again(wait))
 			return -1;
-		put += (size_t)n;
 	}
 	return 0;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	return read_wait(fd, buf, len, TCP_BLOCK);
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	return write_wait(fd, buf, len, TCP_BLOCK);
 }
 
 static int echo_server(void *p)
@@ -102,8 +144,10 @@ static int echo_server(void *p)
 	int fd = accept_one(a->lfd);
 	if (fd < 0)
 		return -1;
-	while (read_full(fd, buf, a->size) == 0)
-		if (write_full(fd, buf, a->size))
+	if (set_wait(fd, a->wait))
+		return close(fd), -1;
+	while (read_wait(fd, buf, a->size, a->wait) == 0)   /* until the client closes */
+		if (write_wait(fd, buf, a->size, a->wait))
 			break;
 	close(fd);
 	return 0;
@@ -115,7 +159,7 @@ static int pingpong_rounds(int fd, const struct tcp_arg *a, double *ns)
 	memset(buf, 'p', sizeof buf);
 	for (uint32_t i = 0; i < a->iters; i++) {
 		uint64_t t0 = vx_now_ns();
-		if (write_full(fd, buf, a->size) || read_full(fd, buf, a->size))
+		if (write_wait(fd, buf, a->size, a->wait) || read_wait(fd, buf, a->size, a->wait))
 			return -1;
 		ns[i] = (double)(vx_now_ns() - t0) / 2;
 	}
@@ -127,7 +171,7 @@ static int pingpong_client(void *p, struct bench_out *out)
 	struct tcp_arg *a = p;
 	double *ns = calloc(a->iters, sizeof *ns);
 	int fd = connect_lo(a->port);
-	int rc = ns && fd >= 0 ? pingpong_rounds(fd, a, ns) : -1;
+	int rc = ns && fd >= 0 && set_wait(fd, a->wait) == 0 ? pingpong_rounds(fd, a, ns) : -1;
 	if (rc == 0) {
 		qsort(ns, a->iters, sizeof *ns, cmp_double);
 		out->p50_us = ns[a->iters / 2] / 1000;
@@ -139,9 +183,9 @@ static int pingpong_client(void *p, struct bench_out *out)
 	return rc;
 }
 
-int tcp_pingpong(uint32_t size, uint32_t iters, struct bench_out *out)
+int tcp_pingpong(uint32_t size, uint32_t iters, enum tcp_wait wait, struct bench_out *out)
 {
-	struct tcp_arg a = { .size = size, .iters = iters };
+	struct tcp_arg a = { .size = size, .iters = iters, .wait = wait };
 	if (size > 4096 || (a.lfd = listen_any(&a.port)) < 0)
 		return -1;
 	int rc = bench_pair(echo_server, pingpong_client, &a, 0, 120, out);
