@@ -421,7 +421,7 @@ static enum rn_status alloc_rings(struct rn_qp *qp)
 	qp->irq_cap = l->max_ird ? l->max_ird : 1;
 	qp->orq = calloc(qp->orq_cap, sizeof(*qp->orq));
 	qp->irq = calloc(qp->irq_cap, sizeof(*qp->irq));
-	qp->tx.cap = RN_TX_BUF + 2u * 66000u;   /* room for a full buffer plus the largest FPDU */
+	qp->tx.cap = RN_TX_BUF + 2u * 66000u;   /* room for a full queue plus the largest FPDU */
 	qp->tx.buf = malloc(qp->tx.cap);
 	qp->tx.bounce = malloc(MPA_MAX_ULPDU);
 	qp->rx.buf = malloc(RN_QP_RX_BUF);

@@ -45,7 +45,18 @@ enum tx_mark_kind { MARK_SQ, MARK_RRESP };
 
 #define RN_TX_MARKS 64u
 #define RN_TX_BUDGET (256u * 1024u)   /* octets handed to the transport per pump call */
-#define RN_TX_BUF (64u * 1024u)       /* encoded FPDUs waiting for the transport */
+#define RN_TX_BUF (256u * 1024u)      /* octets (copied or referenced) waiting for the transport */
+#define RN_TX_ENTS 256u               /* gather entries queued (power of two) */
+#define RN_TX_ZC_MIN 1024u            /* smaller segment payloads are copied */
+#define RN_TX_SEG_ENTS 40u            /* entries one zero-copy FPDU may need (else it is copied) */
+
+/* One gather entry of the transmit queue: ext NULL = the next len octets of buf (headers,
+ * trailers, copied FPDUs), else len octets at ext (payload in registered memory, referenced
+ * only until the pump call that queued it returns: see tx_materialize). */
+struct tx_ent {
+	const uint8_t *ext;
+	size_t len;
+};
 
 struct tx_mark {
 	uint64_t end;                   /* queued_total at the end of the message's last FPDU */
@@ -57,6 +68,10 @@ struct rn_qp_tx {
 	struct mpa_tx mpa;
 	uint8_t *buf;
 	size_t cap, head, tail;         /* [head, tail) not yet accepted by the transport */
+	struct tx_ent ent[RN_TX_ENTS];  /* what goes out, in wire order */
+	uint32_t ehead, etail;          /* absolute entry counters */
+	size_t eoff;                    /* octets of ent[ehead] already accepted */
+	size_t ext_bytes;               /* unsent octets of ext entries */
 	uint64_t queued_total, sent_total;
 	struct tx_mark marks[RN_TX_MARKS];
 	uint32_t mhead, mtail;          /* absolute mark counters */
@@ -81,6 +96,8 @@ struct rn_qp_tx {
 /* ---- receive ----------------------------------------------------------------------------- */
 enum rx_target { RXT_DROP, RXT_UNTAGGED, RXT_TAGGED, RXT_NONE };
 
+#define RN_RX_DIRECT_MIN 4096u        /* smaller payload remainders are read into rx.buf */
+
 struct rn_qp_rx {
 	struct mpa_rx mpa;
 	struct ddp_rx_state ddp;
@@ -92,6 +109,8 @@ struct rn_qp_rx {
 	bool eof, fin_fed, closed_fed;
 	bool stopped;                   /* STOP_INBOUND */
 	bool mpa_failed;
+	bool big;                       /* FPDUs are large: a buffered read stops at the next head */
+	uint8_t small_run;              /* small FPDUs in a row since the last large one */
 	/* the FPDU being parsed */
 	uint8_t head[MPA_RX_HEAD_MAX];
 	size_t head_len, ulpdu_len, ddp_hlen;

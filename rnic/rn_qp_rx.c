@@ -9,8 +9,10 @@
  *   - An error found at HEAD is acted on only at END, once MPA delivered the segment whole
  *     (§6.4 item 7): a CRC error in the same FPDU wins; the first delivered error wins.
  *   - With CRC negotiated the payload is staged and placed only after the CRC matched, so a
- *     corrupted segment never reaches memory (T37). Without CRC there is nothing to wait for
- *     and DATA is placed straight from the transport buffer.
+ *     corrupted segment never reaches memory (T37). Without CRC there is nothing to wait for:
+ *     DATA is placed straight from the transport buffer, and a large payload remainder is read
+ *     by the transport straight into its (checked, contiguous) target run (rx_direct), then
+ *     fed to the decoder from there, so its DATA pieces already sit at their destination.
  *   - The Terminate carries the offending segment's headers (rdmap_term_build on the head).
  *   - S-RQ / RQ WQEs are taken at the first segment of a Send (MSN order, §8.2.2 rule 12). */
 #include "rn_qp_int.h"
@@ -30,6 +32,8 @@ void rn_qp_rx_reset(struct rn_qp *qp)
 	rx->eof = rx->fin_fed = rx->closed_fed = false;
 	rx->stopped = rx->mpa_failed = false;
 	rx->err_pending = false;
+	rx->big = false;
+	rx->small_run = 0;
 	rx->target = RXT_NONE;
 }
 
@@ -199,7 +203,8 @@ static int copy_in(struct rn_qp *qp, struct rn_mem_ref *ref, const uint8_t *src,
 		uint64_t n = ref->run < len ? ref->run : len;
 		if (n == 0)
 			return -1;
-		memcpy(ref->addr, src, n);
+		if (ref->addr != src)   /* direct placement: the octets already are there */
+			memcpy(ref->addr, src, n);
 		src += n;
 		len -= n;
 		if (len && rn_mem_ref_next(qp->ia.mem, ref) != 0)
@@ -402,6 +407,12 @@ static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
 	memcpy(rx->head, p->data, p->len);
 	rx->head_len = p->len;
 	rx->ulpdu_len = p->ulpdu_len;
+	if (p->ulpdu_len >= MPA_RX_HEAD_MAX + RN_RX_DIRECT_MIN) {
+		rx->big = true;
+		rx->small_run = 0;
+	} else if (++rx->small_run >= 2) {
+		rx->big = false;   /* a message's short last segment alone keeps it */
+	}
 	rx->err_pending = false;
 	rx->wc_err = false;
 	rx->target = RXT_NONE;
@@ -576,11 +587,69 @@ static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
 	}
 }
 
-/* One unit of receive work. 1 when something was read (or the stream ended / failed). */
+/* Direct placement (CRC and markers off, decision P5): the decoder is inside the DATA of a
+ * segment whose whole range was checked at its HEAD, and nothing read is left unparsed (every
+ * read is parsed whole). Returns where the rest of this FPDU's payload goes and how many of
+ * its octets are one contiguous run of the target there (re-checked right now for exactly
+ * that range, as place() does before a copy), or NULL: read into the receive buffer. The run
+ * never goes past the FPDU's payload, so a peer's lengths cannot take the read outside the
+ * checked range; errors (bad range, translation gone) are left to the buffered path, which
+ * reports them. */
+static uint8_t *rx_direct(struct rn_qp *qp, size_t *len)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	struct rn_mem_ref ref;
+	struct iwarp_err err;
+	size_t left;
+	uint64_t off;
+
+	if (rx->staged || rx->mpa.cfg.markers || rx->mpa.state != MPA_RXS_DATA ||
+	    rx->err_pending || !rx_active(qp))
+		return NULL;
+	left = rx->mpa.ulpdu_len - rx->mpa.done;
+	if (left < RN_RX_DIRECT_MIN || rx->mpa.done < rx->ddp_hlen)
+		return NULL;
+	off = rx->mpa.done - rx->ddp_hlen;
+	if (rx->target == RXT_TAGGED) {
+		if (check_sink(qp, rx->pl.stag, rx->pl.to + off, left, rx->need, &ref, &err) != 0)
+			return NULL;
+	} else if (rx->target == RXT_UNTAGGED) {
+		uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
+		uint64_t pos = rx->pl.mo + off, base = 0;
+		uint32_t i = 0;
+
+		for (; i < rx->wqe.num_sge && pos >= base + rx->wqe.sge[i].length; i++)
+			base += rx->wqe.sge[i].length;
+		if (i == rx->wqe.num_sge)
+			return NULL;
+		const struct rn_rq_sge *s = &rx->wqe.sge[i];
+		uint64_t in = pos - base, n = s->length - in;
+		if (n > left)
+			n = left;
+		if (rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag, s->addr + in, n,
+					   RN_ACC_LOCAL_WRITE, &ref) != RN_WC_SUCCESS)
+			return NULL;
+		left = (size_t)n;
+	} else {
+		return NULL;
+	}
+	if (ref.run < left)
+		left = (size_t)ref.run;
+	if (left < RN_RX_DIRECT_MIN)
+		return NULL;
+	*len = left;
+	return ref.addr;
+}
+
+/* One unit of receive work: at most RN_QP_RX_BUF octets, in one read or a few (buffered head,
+ * then direct payload). 1 when something was read (or the stream ended / failed).
+ * After a large FPDU the buffered read stops at the next FPDU's head (pad + CRC + length +
+ * head), so that its payload can then be read straight into its target in the same call. */
 int rn_qp_rx_run(struct rn_qp *qp)
 {
 	struct rn_qp_rx *rx = &qp->rx;
-	ssize_t n;
+	size_t total = 0;
+	int did = 0;
 
 	if (!qp->conn)
 		return 0;
@@ -593,19 +662,42 @@ int rn_qp_rx_run(struct rn_qp *qp)
 		free(pre);
 		return 1;
 	}
-	if (rx->eof)
-		return 0;
-	n = rn_conn_recv(qp->conn, rx->buf, RN_QP_RX_BUF);
-	if (n == -EAGAIN)
-		return 0;
-	if (n == 0) {
-		rx->eof = true;
-		return 1;
+	while (!rx->eof && qp->conn && total < RN_QP_RX_BUF) {
+		size_t want = RN_QP_RX_BUF;
+		uint8_t *dst = rx_direct(qp, &want);
+		bool small = false;
+		ssize_t n;
+
+		if (!dst) {
+			dst = rx->buf;
+			want = RN_QP_RX_BUF;
+			if (rx->big && rx_active(qp)) {
+				want = MPA_MAX_PAD + MPA_CRC_LEN + MPA_HDR_LEN + MPA_RX_HEAD_MAX;
+				if (rx->mpa.state == MPA_RXS_DATA)
+					want += rx->mpa.ulpdu_len - rx->mpa.done;
+				if (want > RN_QP_RX_BUF)
+					want = RN_QP_RX_BUF;
+				small = want < RN_QP_RX_BUF;
+			}
+		}
+		if (want > RN_QP_RX_BUF - total)
+			want = RN_QP_RX_BUF - total;   /* at most RN_QP_RX_BUF octets a call */
+		n = rn_conn_recv(qp->conn, dst, want);
+		if (n == -EAGAIN)
+			return did;
+		if (n == 0) {
+			rx->eof = true;
+			return 1;
+		}
+		if (n < 0) {
+			rn_qp_llp_failed(qp, (long)n);
+			return 1;
+		}
+		did = 1;
+		total += (size_t)n;
+		rx_feed(qp, dst, (size_t)n);
+		if ((size_t)n < want || (dst == rx->buf && !small))
+			break;
 	}
-	if (n < 0) {
-		rn_qp_llp_failed(qp, (long)n);
-		return 1;
-	}
-	rx_feed(qp, rx->buf, (size_t)n);
-	return 1;
+	return did;
 }

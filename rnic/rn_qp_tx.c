@@ -1,13 +1,25 @@
 /* Send Queue processing and everything the QP transmits: SQ WRs become RDMAP messages, DDP
- * segments within the MULPDU and MPA FPDUs (mpa_tx_encode: CRC and markers as negotiated) in
- * a per-QP buffer that is handed to the transport; what it does not take waits for
- * on_writable. Read Responses from the IRRQ alternate with SQ messages at message boundaries
- * (RFC 5040 §5.5 allows them to pass Sends and Writes; they stay in order among themselves).
- * A Terminate goes out after the last complete segment already framed.
+ * segments within the MULPDU and MPA FPDUs, queued as a gather list and handed to the
+ * transport with one sendv per batch; what it does not take waits for on_writable. Read
+ * Responses from the IRRQ alternate with SQ messages at message boundaries (RFC 5040 §5.5
+ * allows them to pass Sends and Writes; they stay in order among themselves). A Terminate
+ * goes out after the last complete segment already framed.
  *
- * Why a copy buffer and not zero-copy: mpa_tx_encode copies and CRCs in one pass, FPDUs of
- * several messages leave in one sendv, and a WR's buffers are released (completion) exactly
- * when the transport took the octets, which the transport interface defines. */
+ * Zero-copy (decision P4): with markers off, a Send / Write / Read Response segment is queued
+ * as  MPA header + DDP header (copied into buf) | the payload's runs in registered memory
+ * (referenced, not copied) | pad + CRC field (buf), framed by mpa_tx_frame. Headers, trailers,
+ * Read Requests, Terminates, streaming-mode octets and every FPDU with markers are copied into
+ * buf (mpa_tx_encode: markers must sit inside the payload). The entries keep wire order; the
+ * buf octets of successive buf entries are consecutive in [head, tail).
+ *
+ * Why completing a WR when the transport accepted its last octet stays right: the socket
+ * transport's sendmsg copies the octets into kernel socket buffers before it returns, so the
+ * accepted octets no longer depend on the user's memory (rn_transport.h: accepted octets
+ * belong to the transport). A referenced payload run that was not accepted before the pump
+ * call returns is copied into buf then (tx_materialize): no translation survives the call
+ * (rn_mem QSBR: the engine passes a quiescent point between calls, after which a dereg may
+ * return), the iovec position survives EAGAIN as buf octets, and the WR still completes only
+ * when its last octet is accepted. */
 #include "rn_qp_int.h"
 
 #include <errno.h>
@@ -20,6 +32,8 @@ void rn_qp_tx_reset(struct rn_qp *qp)
 	struct rn_qp_tx *t = &qp->tx;
 
 	t->head = t->tail = 0;
+	t->ehead = t->etail = 0;
+	t->eoff = t->ext_bytes = 0;
 	t->queued_total = t->sent_total = 0;
 	t->mhead = t->mtail = 0;
 	t->cur = TXM_NONE;
@@ -39,38 +53,104 @@ void rn_qp_tx_reset(struct rn_qp *qp)
 void rn_qp_tx_drop(struct rn_qp *qp)
 {
 	qp->tx.head = qp->tx.tail = 0;
+	qp->tx.ehead = qp->tx.etail = 0;
+	qp->tx.eoff = qp->tx.ext_bytes = 0;
 	qp->tx.mhead = qp->tx.mtail;
 	qp->tx.term_pending = false;
 	qp->tx.cur = TXM_NONE;
 }
 
-static size_t tx_space(struct rn_qp *qp)
+static bool tx_empty(const struct rn_qp_tx *t)
+{
+	return t->ehead == t->etail;
+}
+
+static void ent_push(struct rn_qp_tx *t, const uint8_t *ext, size_t n)
+{
+	if (!n)
+		return;
+	t->queued_total += n;
+	if (ext) {
+		t->ext_bytes += n;
+	} else if (!tx_empty(t) && !t->ent[(t->etail - 1) % RN_TX_ENTS].ext) {
+		t->ent[(t->etail - 1) % RN_TX_ENTS].len += n;   /* its octets end at tail too */
+		return;
+	}
+	t->ent[t->etail++ % RN_TX_ENTS] = (struct tx_ent){ ext, n };
+}
+
+/* Append n octets to buf as the next queued octets. The caller checked the room. */
+static void push_copy(struct rn_qp_tx *t, const void *p, size_t n)
+{
+	memcpy(t->buf + t->tail, p, n);
+	t->tail += n;
+	ent_push(t, NULL, n);
+}
+
+/* Room to frame one more FPDU of at most max_fpdu octets, copied or referenced. buf keeps
+ * tail + ext_bytes <= cap so that tx_materialize can always copy every referenced octet. */
+static bool tx_room(struct rn_qp *qp)
 {
 	struct rn_qp_tx *t = &qp->tx;
 
-	if (t->head == t->tail)
+	if (tx_empty(t))
 		t->head = t->tail = 0;
-	if (t->head > 0 && t->cap - t->tail < t->max_fpdu) {
+	if (t->head > 0 && t->cap - t->tail - t->ext_bytes < t->max_fpdu) {
 		memmove(t->buf, t->buf + t->head, t->tail - t->head);
 		t->tail -= t->head;
 		t->head = 0;
 	}
-	if (t->tail >= RN_TX_BUF)
-		return 0;   /* enough is queued; the rest of cap is headroom for one FPDU */
-	return t->cap - t->tail;
+	if (t->tail - t->head + t->ext_bytes >= RN_TX_BUF)
+		return false;   /* enough is queued */
+	if (t->etail - t->ehead > RN_TX_ENTS - RN_TX_SEG_ENTS)
+		return false;
+	return t->cap - t->tail - t->ext_bytes >= t->max_fpdu;
+}
+
+/* Copy every referenced octet still queued into buf, keeping wire order: the queue becomes
+ * one buf entry at the end of buf. Backwards, so no buf octet is overwritten before it moved
+ * (cap - tail >= ext_bytes). */
+static void tx_materialize(struct rn_qp_tx *t)
+{
+	size_t w = t->cap, src = t->tail;
+
+	if (!t->ext_bytes)
+		return;
+	for (uint32_t i = t->etail; i != t->ehead;) {
+		const struct tx_ent *e = &t->ent[--i % RN_TX_ENTS];
+		size_t off = i == t->ehead ? t->eoff : 0, n = e->len - off;
+
+		w -= n;
+		if (e->ext) {
+			memcpy(t->buf + w, e->ext + off, n);
+		} else {
+			src -= n;
+			memmove(t->buf + w, t->buf + src, n);
+		}
+	}
+	t->ent[t->ehead % RN_TX_ENTS] = (struct tx_ent){ NULL, t->cap - w };
+	t->etail = t->ehead + 1;
+	t->eoff = 0;
+	t->ext_bytes = 0;
+	t->head = w;
+	t->tail = t->cap;
 }
 
 void rn_qp_tx_queue_raw(struct rn_qp *qp, const void *p, size_t n)
 {
 	struct rn_qp_tx *t = &qp->tx;
 
-	if (!n || n > t->cap - t->tail)
+	if (!n || n > t->cap - t->tail - t->ext_bytes || t->eoff)
 		return;
 	/* streaming-mode octets go before every FPDU and outside the marker origin */
 	memmove(t->buf + t->head + n, t->buf + t->head, t->tail - t->head);
 	memcpy(t->buf + t->head, p, n);
 	t->tail += n;
 	t->queued_total += n;
+	if (!tx_empty(t) && !t->ent[t->ehead % RN_TX_ENTS].ext)
+		t->ent[t->ehead % RN_TX_ENTS].len += n;
+	else
+		t->ent[--t->ehead % RN_TX_ENTS] = (struct tx_ent){ NULL, n };
 	for (uint32_t i = t->mhead; i != t->mtail; i++)
 		t->marks[i % RN_TX_MARKS].end += n;
 }
@@ -101,24 +181,57 @@ static void mark_reached(struct rn_qp *qp, const struct tx_mark *m)
 
 /* ---- transport ----------------------------------------------------------------------------- */
 
-/* Hand queued octets to the transport. > 0 sent, 0 nothing fitted, < 0 the stream failed. */
-static long tx_flush(struct rn_qp *qp)
+/* Hand queued octets to the transport in one sendv. > 0 sent, 0 nothing fitted, < 0 the
+ * stream failed; *all: everything offered was taken. */
+static long tx_flush(struct rn_qp *qp, bool *all)
 {
 	struct rn_qp_tx *t = &qp->tx;
-	struct iovec iov = { t->buf + t->head, t->tail - t->head };
+	struct iovec iov[RN_TX_ENTS];
+	unsigned cnt = 0;
+	size_t bpos = t->head, off = t->eoff, offered = 0;
 	ssize_t n;
 
-	if (!qp->conn || t->head == t->tail)
+	*all = false;
+	if (!qp->conn || tx_empty(t))
 		return 0;
-	n = rn_conn_sendv(qp->conn, &iov, 1);
+	for (uint32_t i = t->ehead; i != t->etail && cnt < RN_TX_ENTS; i++) {
+		const struct tx_ent *e = &t->ent[i % RN_TX_ENTS];
+		size_t len = e->len - off;
+
+		if (e->ext) {
+			iov[cnt++] = (struct iovec){ (void *)(e->ext + off), len };
+		} else {
+			iov[cnt++] = (struct iovec){ t->buf + bpos, len };
+			bpos += len;
+		}
+		offered += len;
+		off = 0;
+	}
+	n = rn_conn_sendv(qp->conn, iov, cnt);
 	if (n == -EAGAIN)
 		return 0;
 	if (n < 0) {
 		rn_qp_llp_failed(qp, (long)n);
 		return -1;
 	}
-	t->head += (size_t)n;
+	*all = (size_t)n == offered;
 	t->sent_total += (uint64_t)n;
+	for (size_t left = (size_t)n; left;) {
+		struct tx_ent *e = &t->ent[t->ehead % RN_TX_ENTS];
+		size_t rem = e->len - t->eoff, k = left < rem ? left : rem;
+
+		if (e->ext)
+			t->ext_bytes -= k;
+		else
+			t->head += k;
+		left -= k;
+		if (k == rem) {
+			t->ehead++;
+			t->eoff = 0;
+		} else {
+			t->eoff += k;
+		}
+	}
 	while (t->mhead != t->mtail && t->marks[t->mhead % RN_TX_MARKS].end <= t->sent_total)
 		mark_reached(qp, &t->marks[t->mhead++ % RN_TX_MARKS]);
 	return (long)n;
@@ -131,12 +244,13 @@ static int frame(struct rn_qp *qp, const uint8_t *hdr, size_t hlen, const uint8_
 {
 	struct rn_qp_tx *t = &qp->tx;
 	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)pl, plen } };
-	ssize_t n = mpa_tx_encode(&t->mpa, iov, plen ? 2 : 1, t->buf + t->tail, t->cap - t->tail);
+	ssize_t n = mpa_tx_encode(&t->mpa, iov, plen ? 2 : 1, t->buf + t->tail,
+				  t->cap - t->tail - t->ext_bytes);
 
 	if (n < 0)
 		return -1;
 	t->tail += (size_t)n;
-	t->queued_total += (uint64_t)n;
+	ent_push(t, NULL, (size_t)n);
 	return 0;
 }
 
@@ -210,6 +324,68 @@ static enum rn_wc_status gather_sgl(struct rn_qp *qp, struct rn_sqe *e, uint8_t 
 		t->src_off += n;
 	}
 	return RN_WC_SUCCESS;
+}
+
+/* Zero-copy: the runs of a validated translation as gather entries. 0, -1 the entry changed
+ * meanwhile, 1 more than max entries (the caller copies instead). */
+static int ref_runs(struct rn_qp *qp, struct rn_mem_ref *ref, uint64_t len, struct iovec *iov,
+		    unsigned *cnt, unsigned max)
+{
+	while (len) {
+		uint64_t n = ref->run < len ? ref->run : len;
+		if (n == 0)
+			return -1;
+		if (*cnt == max)
+			return 1;
+		iov[(*cnt)++] = (struct iovec){ ref->addr, n };
+		len -= n;
+		if (len && rn_mem_ref_next(qp->ia.mem, ref) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* gather_sgl without the copy: the same checks, in the same place (before any octet is
+ * read), the payload runs appended to iov. 1: too many runs, cursor unchanged. */
+static int collect_sgl(struct rn_qp *qp, struct rn_sqe *e, uint32_t len, struct iovec *iov,
+		       unsigned *cnt, unsigned max, enum rn_wc_status *stp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
+	uint32_t sge0 = t->src_sge;
+	uint64_t off0 = t->src_off;
+
+	while (len) {
+		const struct rn_rq_sge *s = &e->sge[t->src_sge];
+		uint64_t n = s->length - t->src_off;
+		struct rn_mem_ref ref;
+		int r;
+
+		if (n == 0) {
+			t->src_sge++;
+			t->src_off = 0;
+			continue;
+		}
+		if (n > len)
+			n = len;
+		*stp = rn_mem_check_local_sge(qp->ia.mem, qp->ia.pd, fl, s->stag,
+					      s->addr + t->src_off, n, RN_ACC_LOCAL_READ, &ref);
+		if (*stp != RN_WC_SUCCESS)
+			return -1;
+		r = ref_runs(qp, &ref, n, iov, cnt, max);
+		if (r > 0) {
+			t->src_sge = sge0;
+			t->src_off = off0;
+			return 1;
+		}
+		if (r < 0) {
+			*stp = RN_WC_INVALID_STAG;
+			return -1;
+		}
+		len -= (uint32_t)n;
+		t->src_off += n;
+	}
+	return 0;
 }
 
 /* ---- SQ WR start ----------------------------------------------------------------------------- */
@@ -474,6 +650,67 @@ static int gather_rresp(struct rn_qp *qp, uint64_t off, uint8_t *dst, uint32_t l
 	return -1;
 }
 
+/* gather_rresp without the copy. 0, -1 failed (Terminate queued), 1 too many runs. */
+static int collect_rresp(struct rn_qp *qp, uint64_t off, uint32_t len, struct iovec *iov,
+			 unsigned *cnt, unsigned max)
+{
+	struct rn_irq_ent *r = &qp->irq[qp->irq_next % qp->irq_cap];
+	struct rn_mem_ref ref;
+	struct iwarp_err err;
+	int k;
+
+	if (rn_mem_check_tagged(qp->ia.mem, qp->ia.pd, qp->alloc.qp_id, r->src_stag, r->src_to + off,
+				len, RN_ACC_REMOTE_READ, &ref, &err) == 0) {
+		k = ref_runs(qp, &ref, len, iov, cnt, max);
+		if (k >= 0)
+			return k;
+	}
+	if (err.layer != IWARP_LAYER_RDMAP)
+		err = rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_INVALID_STAG);
+	rn_qp_local_error(qp, err, irrq_event(err), false);
+	return -1;
+}
+
+/* Queue the segment zero-copy: MPA + DDP header (copied) | payload runs (referenced) | pad +
+ * CRC field (copied). 1 queued, 0 not applicable (the caller copies), -1 failed. */
+static int zc_segment(struct rn_qp *qp, const struct ddp_seg *s, const uint8_t *hdr, size_t hl)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	struct iovec iov[RN_TX_SEG_ENTS - 2];
+	const unsigned max = RN_TX_SEG_ENTS - 2;
+	unsigned cnt = 1;
+	struct mpa_tx_frame f;
+	int r;
+
+	if (t->mpa.markers || t->has_body || s->payload_len < RN_TX_ZC_MIN)
+		return 0;
+	iov[0] = (struct iovec){ (void *)hdr, hl };
+	if (t->cur == TXM_RRESP) {
+		r = collect_rresp(qp, s->payload_off, s->payload_len, iov, &cnt, max);
+	} else {
+		struct rn_sqe *e = rn_qp_sqe(qp, t->cur_idx);
+		enum rn_wc_status st = RN_WC_SUCCESS;
+
+		if (e->inline_data)
+			return 0;
+		r = collect_sgl(qp, e, s->payload_len, iov, &cnt, max, &st);
+		if (r < 0) {
+			t->cur = TXM_NONE;
+			sq_fail(qp, e, st);
+		}
+	}
+	if (r != 0)
+		return r > 0 ? 0 : -1;
+	if (mpa_tx_frame(&t->mpa, iov, cnt, &f) != 0)
+		return -1;
+	push_copy(t, f.hdr, MPA_HDR_LEN);
+	push_copy(t, hdr, hl);
+	for (unsigned i = 1; i < cnt; i++)
+		ent_push(t, iov[i].iov_base, iov[i].iov_len);
+	push_copy(t, f.trailer, f.trailer_len);
+	return 1;
+}
+
 static int gather(struct rn_qp *qp, const struct ddp_seg *s, const uint8_t **pl)
 {
 	struct rn_qp_tx *t = &qp->tx;
@@ -526,11 +763,16 @@ static int encode_segment(struct rn_qp *qp)
 		t->cur = TXM_NONE;
 		return 0;
 	}
-	if (gather(qp, &s, &pl) != 0)
-		return -1;
 	size_t hl = ddp_hdr_encode(&s.hdr, hdr, sizeof(hdr));
-	if (frame(qp, hdr, hl, pl, t->has_body ? RDMAP_READ_REQ_LEN : s.payload_len) != 0)
+	int zc = zc_segment(qp, &s, hdr, hl);
+	if (zc < 0)
 		return -1;
+	if (zc == 0) {
+		if (gather(qp, &s, &pl) != 0)
+			return -1;
+		if (frame(qp, hdr, hl, pl, t->has_body ? RDMAP_READ_REQ_LEN : s.payload_len) != 0)
+			return -1;
+	}
 	if (s.hdr.last)
 		message_framed(qp);
 	return 0;
@@ -541,7 +783,7 @@ static void tx_fill(struct rn_qp *qp)
 {
 	struct rn_qp_tx *t = &qp->tx;
 
-	while (qp->conn && tx_space(qp) >= t->max_fpdu && !marks_full(t)) {
+	while (qp->conn && tx_room(qp) && !marks_full(t)) {
 		if (t->term_pending) {
 			frame_terminate(qp);
 			continue;
@@ -562,14 +804,16 @@ void rn_qp_tx_pump(struct rn_qp *qp)
 	uint64_t start = t->sent_total;
 
 	while (qp->conn && t->sent_total - start < RN_TX_BUDGET) {
+		bool all;
+
 		tx_fill(qp);
-		if (t->head == t->tail)
+		if (tx_empty(t))
 			break;
-		long n = tx_flush(qp);
-		if (n <= 0)
-			break;
+		if (tx_flush(qp, &all) <= 0 || !all)
+			break;   /* the transport is full: framing more would only be copied */
 	}
-	if (qp->conn && t->close_pending && !t->fin_sent && t->head == t->tail &&
+	tx_materialize(t);
+	if (qp->conn && t->close_pending && !t->fin_sent && tx_empty(t) &&
 	    !t->term_pending) {
 		rn_conn_shutdown_write(qp->conn);   /* FIN after everything queued */
 		t->fin_sent = true;
@@ -582,7 +826,7 @@ bool rn_qp_tx_busy(struct rn_qp *qp)
 {
 	struct rn_qp_tx *t = &qp->tx;
 
-	if (t->head != t->tail || t->term_pending)
+	if (!tx_empty(t) || t->term_pending)
 		return true;
 	if (t->close_pending && !t->fin_sent)
 		return true;

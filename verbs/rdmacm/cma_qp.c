@@ -24,13 +24,15 @@ static void destroy_cqs(struct rdma_cm_id *id)
 	id->send_cq_channel = id->recv_cq_channel = NULL;
 }
 
-static struct ibv_cq *new_cq(struct ibv_context *ctx, uint32_t depth,
+/* The CQ's context is the id, as librdmacm sets it: rdma_get_send_comp / rdma_get_recv_comp
+ * (rdma_verbs.h) check that ibv_get_cq_event returns it. */
+static struct ibv_cq *new_cq(struct rdma_cm_id *id, uint32_t depth,
 			     struct ibv_comp_channel **ch)
 {
-	*ch = ibv_create_comp_channel(ctx);
+	*ch = ibv_create_comp_channel(id->verbs);
 	if (*ch == NULL)
 		return NULL;
-	return ibv_create_cq(ctx, depth > 0 ? (int)depth : 1, NULL, *ch, 0);
+	return ibv_create_cq(id->verbs, depth > 0 ? (int)depth : 1, id, *ch, 0);
 }
 
 /* CQs the consumer did not give (librdmacm: one channel and one CQ per queue). */
@@ -39,14 +41,14 @@ static int create_cqs(struct rcm_id *r, struct ibv_qp_init_attr *a)
 	struct rdma_cm_id *id = &r->pub;
 
 	if (a->recv_cq == NULL) {
-		id->recv_cq = new_cq(id->verbs, a->cap.max_recv_wr, &id->recv_cq_channel);
+		id->recv_cq = new_cq(id, a->cap.max_recv_wr, &id->recv_cq_channel);
 		if (id->recv_cq == NULL)
 			goto fail;
 		a->recv_cq = id->recv_cq;
 		r->own_cqs = true;
 	}
 	if (a->send_cq == NULL) {
-		id->send_cq = new_cq(id->verbs, a->cap.max_send_wr, &id->send_cq_channel);
+		id->send_cq = new_cq(id, a->cap.max_send_wr, &id->send_cq_channel);
 		if (id->send_cq == NULL)
 			goto fail;
 		a->send_cq = id->send_cq;
