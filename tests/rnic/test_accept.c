@@ -6,31 +6,6 @@
 
 #include "rn_device.h"
 
-struct fx {
-	struct qdev d;
-	struct qside a, b;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-	qdev_init(&f->d);
-	qside_create(&f->a, &f->d, NULL);
-	qside_create(&f->b, &f->d, NULL);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	qside_destroy(&f->a);
-	qside_destroy(&f->b);
-	qdev_fini(&f->d);
-	free(f);
-	return 0;
-}
-
 static bool a_error(void *arg)
 {
 	struct fx *f = arg;
@@ -332,12 +307,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_T01_rnic_lifecycle),
-		cmocka_unit_test_setup_teardown(test_T08_active_start_race, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_T17_read_sink_rights, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_T21_local_fence, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_T33_destroy_qp_id_reuse, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_T34_destroy_after_close_keeps_data, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_T08_active_start_race, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_T17_read_sink_rights, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_T21_local_fence, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_T33_destroy_qp_id_reuse, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_T34_destroy_after_close_keeps_data, fx_setup,
+						fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

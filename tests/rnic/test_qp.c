@@ -2,31 +2,6 @@
  * Test names carry seed-verbs §9 acceptance IDs where one applies. */
 #include "test_qp_util.h"
 
-struct fx {
-	struct qdev d;
-	struct qside a, b;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-	qdev_init(&f->d);
-	qside_create(&f->a, &f->d, NULL);
-	qside_create(&f->b, &f->d, NULL);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	qside_destroy(&f->a);
-	qside_destroy(&f->b);
-	qdev_fini(&f->d);
-	free(f);
-	return 0;
-}
-
 static void fill(uint8_t *p, size_t n, unsigned seed)
 {
 	for (size_t i = 0; i < n; i++)
@@ -573,23 +548,23 @@ static void test_modify_error_reset_T36(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_send_recv_sgl, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_inline_se_zero_len_T40, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_send_inv_T26, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_fill_T15, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_multiseg_T20, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ord_limit_T18, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_fence_T19, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zero_len_read_T40, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unsignaled_T10, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sq_retire_no_overflow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_post_errors_T09, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_post_errors_bind_srq_T39, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_create_T04, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_idle_flush_T05, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_graceful_close_T34, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_modify_terminate_T36, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_modify_error_reset_T36, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_send_recv_sgl, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_inline_se_zero_len_T40, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_send_inv_T26, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_fill_T15, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_read_multiseg_T20, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ord_limit_T18, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_read_fence_T19, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_zero_len_read_T40, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_unsignaled_T10, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_sq_retire_no_overflow, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_post_errors_T09, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_post_errors_bind_srq_T39, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_create_T04, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_idle_flush_T05, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_graceful_close_T34, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_modify_terminate_T36, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_modify_error_reset_T36, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests_name("rnic_qp", tests, NULL, NULL);
 }

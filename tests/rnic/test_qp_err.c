@@ -3,31 +3,6 @@
  * IRD / ORD errors, memory WRs (Bind MW, Fast-Register, Local Invalidate). */
 #include "test_qp_util.h"
 
-struct fx {
-	struct qdev d;
-	struct qside a, b;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-	qdev_init(&f->d);
-	qside_create(&f->a, &f->d, NULL);
-	qside_create(&f->b, &f->d, NULL);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	qside_destroy(&f->a);
-	qside_destroy(&f->b);
-	qdev_fini(&f->d);
-	free(f);
-	return 0;
-}
-
 static bool both_error(void *arg)
 {
 	struct fx *f = arg;
@@ -495,23 +470,23 @@ static void test_bad_llp_close_T35(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_write_other_pd_T14, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_wrong_key_T25, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_bounds_T15, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_below_base_T15, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_no_rights_T16, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_write_not_enabled_T16, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_read_no_rights_T16, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_send_no_recv_T13, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_recv_too_small_T12, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_error_flush_shape_T11, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zero_ord_T18, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ird_exceeded_T18, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bind_mw_remote_T23, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fast_reg_inv_T22, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fast_reg_unprivileged_T22, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_send_inv_no_right_T26, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_llp_close_T35, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_other_pd_T14, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_wrong_key_T25, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_bounds_T15, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_below_base_T15, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_no_rights_T16, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_not_enabled_T16, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_read_no_rights_T16, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_send_no_recv_T13, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_too_small_T12, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_error_flush_shape_T11, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_zero_ord_T18, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ird_exceeded_T18, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bind_mw_remote_T23, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fast_reg_inv_T22, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fast_reg_unprivileged_T22, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_send_inv_no_right_T26, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_llp_close_T35, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests_name("rnic_qp_err", tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * exact Terminate on the wire, the async event, the QP's state, never a crash. */
 #include "test_qp_util.h"
 
-struct fx {
+struct rawfx {
 	struct qdev d;
 	struct qside b;             /* the QP under test */
 	struct rn_cm_handoff raw;   /* the raw peer's end */
@@ -12,7 +12,7 @@ struct fx {
 
 static int setup_crc(void **state, bool crc)
 {
-	struct fx *f = calloc(1, sizeof(*f));
+	struct rawfx *f = calloc(1, sizeof(*f));
 	qdev_init(&f->d);
 	qside_create(&f->b, &f->d, NULL);
 	q_cm_pair(&f->raw, &f->b.h, crc, false);
@@ -38,7 +38,7 @@ static int setup_nocrc(void **state)
 /* B segments for an Ethernet-sized MSS whatever the loopback MSS is. */
 static int setup_emss1448(void **state)
 {
-	struct fx *f = calloc(1, sizeof(*f));
+	struct rawfx *f = calloc(1, sizeof(*f));
 	qdev_init(&f->d);
 	qside_create(&f->b, &f->d, NULL);
 	q_cm_pair(&f->raw, &f->b.h, false, false);
@@ -54,7 +54,7 @@ static int setup_emss1448(void **state)
 
 static int teardown(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	qside_destroy(&f->b);
 	qbuf_free(&f->d, &f->rbuf);
 	if (f->raw.conn)
@@ -66,7 +66,7 @@ static int teardown(void **state)
 }
 
 /* Send everything, letting the QP read meanwhile (it may answer and stop reading). */
-static void raw_send(struct fx *f, const void *p, size_t n)
+static void raw_send(struct rawfx *f, const void *p, size_t n)
 {
 	long long end = t_now_ms() + Q_WAIT_MS;
 	size_t off = 0;
@@ -83,7 +83,7 @@ static void raw_send(struct fx *f, const void *p, size_t n)
 }
 
 /* Frame a ULPDU like a correct peer (CRC as negotiated); optionally corrupt the CRC. */
-static void raw_fpdu(struct fx *f, const uint8_t *ulpdu, size_t n, bool bad_crc)
+static void raw_fpdu(struct rawfx *f, const uint8_t *ulpdu, size_t n, bool bad_crc)
 {
 	uint8_t out[2048];
 	struct iovec iov = { (void *)ulpdu, n };
@@ -129,7 +129,7 @@ static int on_ulpdu(void *arg, const uint8_t *u, size_t len)
 }
 
 /* Drive B and read what it sends until end of stream; decode the Terminate. */
-static void read_term(struct fx *f, struct got *g)
+static void read_term(struct rawfx *f, struct got *g)
 {
 	struct mpa_rx_cfg rc = { .crc = f->raw.params.crc, .pos = f->raw.rx_pos };
 	struct mpa_rx rx;
@@ -160,7 +160,7 @@ static void read_term(struct fx *f, struct got *g)
 	assert_int_equal(q_state(&f->b), RN_QPS_ERROR);
 }
 
-static void expect_term(struct fx *f, uint16_t code, enum rn_event_id ev, bool hdr)
+static void expect_term(struct rawfx *f, uint16_t code, enum rn_event_id ev, bool hdr)
 {
 	struct got g;
 	read_term(f, &g);
@@ -178,7 +178,7 @@ static void expect_term(struct fx *f, uint16_t code, enum rn_event_id ev, bool h
 /* Sanity: a hand-framed Send is received. */
 static void test_raw_send_ok(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint8_t u[128];
 	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 50);
 	raw_fpdu(f, u, n, false);
@@ -193,7 +193,7 @@ static void test_raw_send_ok(void **state)
  * placed. */
 static void test_crc_error_T37(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint8_t u[128];
 	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 50);
 	raw_fpdu(f, u, n, true);
@@ -204,7 +204,7 @@ static void test_crc_error_T37(void **state)
 /* T37: DDP version 2 on an untagged segment -> 0x1206. */
 static void test_ddp_version_T37(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint8_t u[128];
 	size_t n = send_ulpdu(u, 0x40 | 2, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 8);
 	raw_fpdu(f, u, n, false);
@@ -214,7 +214,7 @@ static void test_ddp_version_T37(void **state)
 /* T37: reserved RDMAP opcode 0x8 -> 0x0206. */
 static void test_bad_opcode_T37(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint8_t u[128];
 	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(0x8), 0, 1, 8);
 	raw_fpdu(f, u, n, false);
@@ -224,7 +224,7 @@ static void test_bad_opcode_T37(void **state)
 /* T37: DDP queue number 5 -> 0x1201, header copied. */
 static void test_bad_qn_T37(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint8_t u[128];
 	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 5, 1, 8);
 	raw_fpdu(f, u, n, false);
@@ -234,7 +234,7 @@ static void test_bad_qn_T37(void **state)
 /* A gap in the Send MSNs -> 0x1202 (MSN range). */
 static void test_msn_gap(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint8_t u[128];
 	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 3, 8);
 	raw_fpdu(f, u, n, false);
@@ -244,7 +244,7 @@ static void test_msn_gap(void **state)
 /* Write with STag 0 to a privileged QP -> Invalid STag (T29). */
 static void test_write_stag0_T29(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint8_t u[64] = { 0xc0 | 1, RDMAP_CTRL(RDMAP_OP_WRITE) };   /* T, L, STag 0, TO 0 */
 	raw_fpdu(f, u, DDP_TAGGED_HDR_LEN + 16, false);
 	expect_term(f, 0x1100, RN_AE_PROT_INVALID_STAG, true);
@@ -254,7 +254,7 @@ static void test_write_stag0_T29(void **state)
  * registered buffer's guards are intact. */
 static void test_garbage(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	static uint8_t junk[70000];
 	uint32_t x = 12345;
 	for (size_t i = 0; i < sizeof(junk); i++) {
@@ -271,7 +271,7 @@ static void test_garbage(void **state)
 /* Many random single-FPDU ULPDUs, each correctly framed, each on a new QP. */
 static void test_random_ulpdus(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint8_t u[200];
 	uint32_t x = 777;
 	for (size_t i = 0; i < sizeof(u); i++) {
@@ -290,7 +290,7 @@ static void test_random_ulpdus(void **state)
  * on loopback) may send: a tagged Write of 65521 octets is placed whole, nothing else. */
 static void test_rx_max_ulpdu(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	const size_t pay = MPA_MAX_ULPDU - DDP_TAGGED_HDR_LEN;
 	struct qbuf dst;
 	qbuf_new(&f->d, &dst, 70000, f->d.pd, RN_ACC_LOCAL_WRITE | RN_ACC_REMOTE_WRITE);
@@ -333,7 +333,7 @@ static int on_seg(void *arg, const uint8_t *u, size_t len)
 }
 
 /* B sends a 60000-octet Send; the raw peer records the FPDUs' ULPDU lengths. */
-static struct seg_stats send_60k(struct fx *f)
+static struct seg_stats send_60k(struct rawfx *f)
 {
 	struct mpa_rx_cfg rc = { .crc = f->raw.params.crc, .pos = f->raw.rx_pos };
 	struct seg_stats st = { 0 };
@@ -366,7 +366,7 @@ static struct seg_stats send_60k(struct fx *f)
  * a few large FPDUs... */
 static void test_tx_mulpdu_from_mss(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	uint32_t emss = f->b.h.emss;   /* what the QP was handed */
 	assert_true(emss > 8192 && emss <= 65535);
 	size_t mul = mpa_mulpdu(emss, false), per = mul - DDP_UNTAGGED_HDR_LEN;
@@ -378,7 +378,7 @@ static void test_tx_mulpdu_from_mss(void **state)
 /* ...and an explicit emss of 1448 gives siw's 1442-octet ULPDUs. */
 static void test_tx_mulpdu_emss1448(void **state)
 {
-	struct fx *f = *state;
+	struct rawfx *f = *state;
 	struct seg_stats st = send_60k(f);
 	assert_int_equal(st.max, 1442);
 	assert_int_equal(st.n, (60000 + 1442 - DDP_UNTAGGED_HDR_LEN - 1) /

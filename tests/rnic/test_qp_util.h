@@ -334,4 +334,31 @@ static inline enum rn_qp_state q_state(struct qside *s)
 	return rn_qp_get_state(s->qp);
 }
 
+/* The fixture most QP tests share: two QPs a and b on one device, not yet connected. */
+struct fx {
+	struct qdev d;
+	struct qside a, b;
+};
+
+static inline int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	qdev_init(&f->d);
+	qside_create(&f->a, &f->d, NULL);
+	qside_create(&f->b, &f->d, NULL);
+	*state = f;
+	return 0;
+}
+
+static inline int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	qside_destroy(&f->a);
+	qside_destroy(&f->b);
+	qdev_fini(&f->d);
+	free(f);
+	return 0;
+}
+
 #endif
