@@ -231,7 +231,7 @@ static void ah_fn(struct rn_device *dev, const struct rn_async_event *ev, void *
 	atomic_fetch_add(&h->calls, 1);
 }
 
-static void test_async_handler(void **state)
+static void test_T40_async_handler(void **state)
 {
 	(void)state;
 	struct rn_device *dev = open_dev(false, NULL);
@@ -632,7 +632,7 @@ int main(void)
 		cmocka_unit_test(test_open_query),
 		cmocka_unit_test(test_close_live_reopen),
 		cmocka_unit_test(test_limits),
-		cmocka_unit_test(test_async_handler),
+		cmocka_unit_test(test_T40_async_handler),
 		cmocka_unit_test(test_conn_fake),
 		cmocka_unit_test(test_conn_fresh_fd_read),
 		cmocka_unit_test(test_cm_engine),
