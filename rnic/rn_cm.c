@@ -536,6 +536,40 @@ int rn_cm_accept(struct rn_cm *cm, const void *pd, size_t pd_len)
 	return send_reply(cm, pd, pd_len, false);
 }
 
+int rn_cm_accept_ird_ord(struct rn_cm *cm, const void *pd, size_t pd_len, uint16_t ird,
+			 uint16_t ord)
+{
+	struct mpa_policy p;
+	struct mpa_frame reply;
+	struct mpa_conn_params params;
+	struct mpa_frame saved_reply;
+	struct mpa_conn_params saved_params;
+	int rc;
+
+	if (cm == NULL || cm->state != RN_CM_WAIT_ACCEPT || ird >= MPA_V2_NO_VALUE ||
+	    ord >= MPA_V2_NO_VALUE)
+		return -EINVAL;
+	if (ird == 0 && ord == 0)
+		return send_reply(cm, pd, pd_len, false);
+	p = cm->cfg.policy;
+	if (ird != 0)
+		p.ird = ird;
+	if (ord != 0)
+		p.ord = ord;
+	if (mpa_negotiate_request(&p, &cm->req, &reply, &params, NULL) != MPA_REQ_ACCEPT)
+		return -EINVAL;
+	saved_reply = cm->reply;
+	saved_params = cm->params;
+	cm->reply = reply;
+	cm->params = params;
+	rc = send_reply(cm, pd, pd_len, false);
+	if (rc != 0) { /* still in WAIT_ACCEPT: as if never called */
+		cm->reply = saved_reply;
+		cm->params = saved_params;
+	}
+	return rc;
+}
+
 int rn_cm_reject(struct rn_cm *cm, const void *pd, size_t pd_len)
 {
 	return send_reply(cm, pd, pd_len, true);

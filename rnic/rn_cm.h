@@ -106,6 +106,17 @@ const struct mpa_conn_params *rn_cm_params(const struct rn_cm *cm);
 int rn_cm_accept(struct rn_cm *cm, const void *pd, size_t pd_len);
 int rn_cm_reject(struct rn_cm *cm, const void *pd, size_t pd_len);
 
+/* Passive, in WAIT_ACCEPT: accept with our IRD / ORD set to ird / ord instead of the
+ * policy's (0 keeps the policy's value; at most MPA_V2_NO_VALUE - 1). The Request is
+ * negotiated again with them under the rules of mpa_negotiate_request (docs/wire.md D7:
+ * Reply ORD = min(ord, initiator IRD), Reply IRD = min(ird, initiator ORD); a READ RTR keeps
+ * IRD >= 1), so the Reply's RFC 6581 block and rn_cm_params() follow. -EINVAL as
+ * rn_cm_accept, or when the values are out of range or the new negotiation would reject
+ * (strict IRD check); nothing changes then. rn_cm_accept(cm, pd, len) is
+ * rn_cm_accept_ird_ord(cm, pd, len, 0, 0). */
+int rn_cm_accept_ird_ord(struct rn_cm *cm, const void *pd, size_t pd_len, uint16_t ird,
+			 uint16_t ord);
+
 /* The private data the peer sent: its Request (passive) or its Reply / Reject (active),
  * without the RFC 6581 block. NULL with *len 0 before one arrived. */
 const uint8_t *rn_cm_peer_pd(const struct rn_cm *cm, size_t *len);

@@ -137,6 +137,9 @@ static void sv_qp_fill(struct sv_qp *q, struct ibv_pd *pd, const struct ibv_qp_i
 	pthread_cond_init(&q->qp.cond, NULL);
 	q->idle_state = IBV_QPS_RESET;
 	q->sq_sig_all = in->sq_sig_all;
+	pthread_mutex_init(&q->close_mtx, NULL);
+	q->close_fn = NULL;
+	q->close_arg = NULL;
 	q->magic = SV_MAGIC_QP;
 }
 
@@ -334,6 +337,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	q->magic = 0;
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
+	pthread_mutex_destroy(&q->close_mtx);
 	free(q);
 	return 0;
 }

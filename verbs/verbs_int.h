@@ -101,6 +101,10 @@ struct sv_qp {
 	struct rn_event_res *evres;
 	enum ibv_qp_state idle_state; /* RESET / INIT / RTR: what Idle reads as (v_qp.c) */
 	int sq_sig_all;
+	/* softrnic_qp_set_close_cb: close_mtx guards the pair and is held while it is called */
+	pthread_mutex_t close_mtx;
+	void (*close_fn)(void *arg);
+	void *close_arg;
 };
 
 /* ---- handle checks: NULL and foreign handles are rejected ------------------------------ */
@@ -151,6 +155,25 @@ enum ibv_qp_state sv_qp_state(struct sv_qp *q) SV_HIDDEN;
  * cleared in *h, on failure still the caller's). The QP is attached to the device's progress
  * engine since its creation and picks the new fd up by itself. 0 or an errno value. */
 int softrnic_qp_connect(struct ibv_qp *qp, struct rn_cm_handoff *h);
+
+/* LLP close notification, for DISCONNECTED without watching the QP's state. fn(arg) is called
+ * once per connection handed over by softrnic_qp_connect, as soon as the QP's stream ends:
+ * end of stream (the peer's FIN, after every octet before it was processed), a reset or
+ * other transport error, our own FIN (Closing / Terminate), or the release of the stream
+ * (close / abort: Error, Idle, destroy). softrnic_qp_connect wraps the stream (an
+ * rn_transport conn forwarding every operation) to see this at the transport boundary, since
+ * rn_qp and the device engine call the transport for every such change.
+ *   fn runs on the thread that drives the QP at that moment (the device engine, or an API
+ * thread in ibv_modify_qp / ibv_destroy_qp / a post) with the QP's lock held: it must not
+ * block, call into the QP or take any lock a verbs caller may hold while it calls into the
+ * QP; it should only record the fact and post a wake-up (an eventfd write), and do the work
+ * on its own thread.
+ *   A NULL fn unregisters. Registration and unregistration synchronise with a running fn: once
+ * the call returns, the old fn is not running and will not be called again (so its arg may be
+ * freed). Never call this from fn. 0, or EINVAL for a handle that is not a QP. */
+int softrnic_qp_set_close_cb(struct ibv_qp *qp, void (*fn)(void *arg), void *arg);
+/* The wrapper's side: call the registered fn, if any (v_connect.c). */
+void sv_qp_llp_closed(struct sv_qp *q) SV_HIDDEN;
 
 /* Blocking behaviour of the libibverbs get-event calls: O_NONBLOCK on the fd -> 0 ms. */
 int sv_fd_timeout(int fd) SV_HIDDEN;

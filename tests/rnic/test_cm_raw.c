@@ -207,6 +207,59 @@ static void test_passive_rev1_peer(void **state)
 	raw_done(&r);
 }
 
+/* rn_cm_accept_ird_ord: the Reply's RFC 6581 block carries ours under the D7 rules (ORD =
+ * min(our ORD, initiator IRD), IRD = min(our IRD, initiator ORD)); params follow. */
+static void accept_ird_ord_case(uint16_t ird, uint16_t ord, uint16_t want_ird, uint16_t want_ord)
+{
+	struct raw r;
+	struct mpa_policy pol;
+	struct mpa_frame req, rep;
+	uint8_t buf[600];
+
+	raw_cfg(&r);
+	raw_passive(&r);
+	mpa_policy_default(&pol);
+	pol.p2p = false; /* a plain block: the bytes are the values */
+	pol.ird = 10;
+	pol.ord = 12;
+	mpa_build_request(&pol, &req);
+	send_frame(r.peer, &req);
+	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_WAIT_ACCEPT);
+	assert_int_equal(rn_cm_accept_ird_ord(r.cm, "ok", 2, MPA_V2_NO_VALUE, 1), -EINVAL);
+	assert_int_equal(rn_cm_accept_ird_ord(r.cm, "ok", 2, 1, MPA_V2_NO_VALUE), -EINVAL);
+	assert_int_equal(rn_cm_accept_ird_ord(r.cm, "ok", 2, ird, ord), 0);
+	assert_int_equal(rn_cm_accept_ird_ord(r.cm, "ok", 2, ird, ord), -EINVAL); /* only once */
+	assert_int_equal(rn_cm_params(r.cm)->local_ird, want_ird);
+	assert_int_equal(rn_cm_params(r.cm)->local_ord, want_ord);
+	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_ESTABLISHED);
+	ssize_t n = t_recv_frame(r.peer, buf, sizeof(buf), &rep);
+	assert_int_equal(n, MPA_FRAME_HDR_LEN + 4 + 2);
+	assert_true(rep.enhanced);
+	assert_false(rep.reject);
+	const uint8_t block[4] = { (uint8_t)(want_ird >> 8), (uint8_t)want_ird,
+				   (uint8_t)(want_ord >> 8), (uint8_t)want_ord };
+	assert_memory_equal(buf + MPA_FRAME_HDR_LEN, block, 4);
+	assert_memory_equal(buf + MPA_FRAME_HDR_LEN + 4, "ok", 2);
+	struct rn_cm_handoff h;
+	assert_int_equal(rn_cm_handoff(r.cm, &h), 0);
+	assert_int_equal(h.params.local_ird, want_ird);
+	assert_int_equal(h.params.local_ord, want_ord);
+	assert_int_equal(h.params.peer_ird, 10);
+	assert_int_equal(h.params.peer_ord, 12);
+	rn_conn_close(h.conn);
+	free(h.rx);
+	raw_done(&r);
+}
+
+static void test_passive_accept_ird_ord(void **state)
+{
+	(void)state;
+	accept_ird_ord_case(6, 20, 6, 10);  /* IRD ours (6 < 12), ORD the initiator's IRD */
+	accept_ird_ord_case(3, 2, 3, 2);    /* both ours */
+	accept_ird_ord_case(0, 0, 12, 10);  /* 0: the policy's (16), lowered to the initiator's */
+	accept_ird_ord_case(0, 5, 12, 5);
+}
+
 static void test_passive_rtr_timeout(void **state)
 {
 	(void)state;
@@ -480,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_passive_closed_mid_frame),
 		cmocka_unit_test(test_passive_request_timeout),
 		cmocka_unit_test(test_passive_rev1_peer),
+		cmocka_unit_test(test_passive_accept_ird_ord),
 		cmocka_unit_test(test_passive_rtr_timeout),
 		cmocka_unit_test(test_passive_wrong_rtr),
 		cmocka_unit_test(test_passive_peer_terminates),

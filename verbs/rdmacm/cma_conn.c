@@ -46,8 +46,8 @@ int rcm_conn_wait(const struct rcm_id *id, short *events, int *timeout_ms)
 		*events = POLLIN;
 		return rn_conn_fd(id->conn);
 	}
-	if (id->state == RCM_CONNECTED && id->qp_linked)
-		*timeout_ms = RCM_QP_WATCH_MS;
+	if (id->state == RCM_CONNECTED && id->qp_linked && atomic_load(&id->llp_down))
+		*timeout_ms = 0; /* the QP's stream ended (qp_llp_closed): report it now */
 	return -1;
 }
 
@@ -241,10 +241,11 @@ static void progress_stream(struct rcm_id *id)
 	rcm_post(id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0, NULL);
 }
 
-/* QP-owned stream: the QP left RTS (the peer closed, reset or terminated). */
+/* QP-owned stream: the verbs layer reported the end of the QP's stream (the peer closed,
+ * reset or terminated, or a local error or close). */
 static void watch_qp(struct rcm_id *id)
 {
-	if (rcm_qp_state(id) == IBV_QPS_RTS)
+	if (!atomic_load(&id->llp_down))
 		return;
 	id->state = RCM_DISCONNECTED;
 	rcm_post(id, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0, NULL);
@@ -287,6 +288,7 @@ void rcm_id_teardown(struct rcm_id *id)
 	id->conn = NULL;
 	if (id->qp_linked && id->state == RCM_CONNECTED)
 		(void)rcm_qp_disconnect(id);
+	rcm_qp_unwatch(id); /* the id goes: no callback may name it any more */
 	id->qp_linked = false;
 }
 
@@ -393,15 +395,17 @@ RCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_p
 	if (id == NULL)
 		return rcm_err(EINVAL);
 	struct rcm_id *r = rcm_id_of(id);
-	/* IRD/ORD were negotiated by rn_cm when the Request arrived (device maxima, lowered to
-	 * the initiator's); the values here are checked only. */
+	/* responder_resources / initiator_depth (0xFF: device maximum) are our IRD / ORD in the
+	 * Reply, lowered to the initiator's ORD / IRD (docs/wire.md D7); 0, or no conn_param,
+	 * keeps what was negotiated when the Request arrived (device maxima, lowered alike). */
 	int rc = conn_param_check(r, conn_param);
 	pthread_mutex_lock(&rcm_lock);
 	if (rc == 0)
 		rc = r->state == RCM_REQ_PENDING ? 0 : -EINVAL;
 	if (rc == 0)
-		rc = rn_cm_accept(r->cm, conn_param ? conn_param->private_data : NULL,
-				  conn_param ? conn_param->private_data_len : 0);
+		rc = rn_cm_accept_ird_ord(r->cm, conn_param ? conn_param->private_data : NULL,
+					  conn_param ? conn_param->private_data_len : 0,
+					  conn_param ? r->ird : 0, conn_param ? r->ord : 0);
 	if (rc == 0) {
 		r->state = RCM_ACCEPTING;
 		rcm_engine_kick();

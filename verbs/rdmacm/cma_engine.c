@@ -4,8 +4,9 @@
  * exists (rdma_create_event_channel takes a reference).
  *
  * Once a connection is ESTABLISHED the stream goes to the QP (softrnic_qp_connect) and the
- * device's progress engine (rn_device) carries its traffic; this thread then only watches the
- * QP's state for DISCONNECTED. Setup stays here rather than on rn_device_attach_cm because
+ * device's progress engine (rn_device) carries its traffic; this thread then only reports
+ * DISCONNECTED when the verbs layer's LLP close callback (softrnic_qp_set_close_cb, cma_qp.c)
+ * marked the id and rang the doorbell: no polling of the QP's state. Setup stays here rather than on rn_device_attach_cm because
  * listeners and QP-less ids need driving too, a wildcard listener has no device before a
  * request arrives, and the device is reachable from an ibv_context only through verbs
  * internals (docs/rdmacm.md, "Decisions"). */

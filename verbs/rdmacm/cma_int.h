@@ -16,6 +16,7 @@
 #define RCM_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,6 +79,7 @@ struct rcm_id {
 	struct rn_cm *cm;
 	struct rn_conn *conn;    /* listener handle (LISTEN) or QP-less stream (CONNECTED) */
 	bool qp_linked;          /* the stream went to the QP (cma_qp.c) */
+	atomic_bool llp_down;    /* set by the QP's LLP close callback (any thread, no lock) */
 	unsigned events_out;     /* events delivered and not acked that name this id as owner */
 	int backlog;
 	int reuseaddr, afonly;
@@ -158,10 +160,13 @@ int rcm_qp_start(struct rcm_id *id, struct rn_cm_handoff *h);
 enum ibv_qp_state rcm_qp_state(struct rcm_id *id);
 /* Graceful disconnect of a QP-owned stream (modify to SQD = iWARP Closing). */
 int rcm_qp_disconnect(struct rcm_id *id);
+/* Stop the QP's LLP close notifications to id (rcm_qp_start registers them); on return no
+ * callback naming id runs. Any thread; rcm_lock may be held. */
+void rcm_qp_unwatch(struct rcm_id *id);
 
-/* How often the engine looks at the state of a connected QP: leaving RTS (peer FIN, reset,
- * Terminate, local error) is reported as DISCONNECTED. The verbs layer has no callback for
- * LLP close yet (docs/rdmacm.md, "Open points"). */
-#define RCM_QP_WATCH_MS 20
+/* DISCONNECTED for a QP-owned stream: the verbs layer calls back when the QP's stream ends
+ * (softrnic_qp_set_close_cb: the peer's FIN, reset, Terminate, local error or close); the
+ * callback sets id->llp_down and rings the engine's doorbell, and the engine reports
+ * DISCONNECTED under rcm_lock. No polling of the QP's state. */
 
 #endif

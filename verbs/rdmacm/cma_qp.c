@@ -118,6 +118,7 @@ RCM_EXPORT void rdma_destroy_qp(struct rdma_cm_id *id)
 	struct rcm_id *r = rcm_id_of(id);
 	pthread_mutex_lock(&rcm_lock);
 	r->qp_linked = false;
+	rcm_qp_unwatch(r);
 	pthread_mutex_unlock(&rcm_lock);
 	ibv_destroy_qp(id->qp);
 	id->qp = NULL;
@@ -169,11 +170,32 @@ RCM_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_a
 
 /* ---- the link to the verbs layer ------------------------------------------------------- */
 
+/* The QP's LLP close callback: runs under the QP's lock on whatever thread drives the QP, so
+ * it takes no library lock; it records the fact and wakes the engine (an eventfd write). */
+static void qp_llp_closed(void *arg)
+{
+	struct rcm_id *id = arg;
+
+	atomic_store(&id->llp_down, true);
+	rcm_engine_kick();
+}
+
+void rcm_qp_unwatch(struct rcm_id *id)
+{
+	if (id->pub.qp != NULL)
+		(void)softrnic_qp_set_close_cb(id->pub.qp, NULL, NULL);
+}
+
 int rcm_qp_start(struct rcm_id *id, struct rn_cm_handoff *h)
 {
-	int rc = softrnic_qp_connect(id->pub.qp, h); /* Idle -> RTS; the device engine drives it */
+	/* registered first: the stream may end as soon as the QP has it */
+	atomic_store(&id->llp_down, false);
+	int rc = softrnic_qp_set_close_cb(id->pub.qp, qp_llp_closed, id);
+	if (rc == 0)
+		rc = softrnic_qp_connect(id->pub.qp, h); /* Idle -> RTS; the device engine drives it */
 
 	if (rc != 0) { /* the stream is still ours */
+		rcm_qp_unwatch(id);
 		if (h->conn != NULL)
 			rn_conn_abort(h->conn);
 		free(h->rx);
