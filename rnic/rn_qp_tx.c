@@ -293,35 +293,43 @@ static int copy_ref_out(struct rn_qp *qp, struct rn_mem_ref *ref, uint8_t *dst, 
 	return 0;
 }
 
-/* Gather len octets of the SQ WR's SGL from the cursor; the SGE range is checked right now
- * (an earlier Fast-Register / Invalidate on this SQ may have changed it). */
-static enum rn_wc_status gather_sgl(struct rn_qp *qp, struct rn_sqe *e, uint8_t *dst, uint32_t len)
+/* The next source run of the SQ WR's SGL at the cursor: skips exhausted SGEs, takes at most
+ * len octets of the current one (*n) and checks that range right now (an earlier
+ * Fast-Register / Invalidate on this SQ may have changed it). The cursor does not move. */
+static enum rn_wc_status next_src_run(struct rn_qp *qp, const struct rn_sqe *e, uint32_t len,
+				      uint64_t *n, struct rn_mem_ref *ref)
 {
 	struct rn_qp_tx *t = &qp->tx;
 	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
+	const struct rn_rq_sge *s = &e->sge[t->src_sge];
 
+	while (s->length == t->src_off) {
+		t->src_sge++;
+		t->src_off = 0;
+		s = &e->sge[t->src_sge];
+	}
+	*n = s->length - t->src_off;
+	if (*n > len)
+		*n = len;
+	return rn_mem_check_local_sge(qp->ia.mem, qp->ia.pd, fl, s->stag, s->addr + t->src_off,
+				      *n, RN_ACC_LOCAL_READ, ref);
+}
+
+/* Gather len octets of the SQ WR's SGL from the cursor into dst. */
+static enum rn_wc_status gather_sgl(struct rn_qp *qp, struct rn_sqe *e, uint8_t *dst, uint32_t len)
+{
 	while (len) {
-		const struct rn_rq_sge *s = &e->sge[t->src_sge];
-		uint64_t n = s->length - t->src_off;
 		struct rn_mem_ref ref;
-		enum rn_wc_status st;
+		uint64_t n;
+		enum rn_wc_status st = next_src_run(qp, e, len, &n, &ref);
 
-		if (n == 0) {
-			t->src_sge++;
-			t->src_off = 0;
-			continue;
-		}
-		if (n > len)
-			n = len;
-		st = rn_mem_check_local_sge(qp->ia.mem, qp->ia.pd, fl, s->stag, s->addr + t->src_off,
-					    n, RN_ACC_LOCAL_READ, &ref);
 		if (st != RN_WC_SUCCESS)
 			return st;
 		if (copy_ref_out(qp, &ref, dst, n) != 0)
 			return RN_WC_INVALID_STAG;
 		dst += n;
 		len -= (uint32_t)n;
-		t->src_off += n;
+		qp->tx.src_off += n;
 	}
 	return RN_WC_SUCCESS;
 }
@@ -351,25 +359,15 @@ static int collect_sgl(struct rn_qp *qp, struct rn_sqe *e, uint32_t len, struct 
 		       unsigned *cnt, unsigned max, enum rn_wc_status *stp)
 {
 	struct rn_qp_tx *t = &qp->tx;
-	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
 	uint32_t sge0 = t->src_sge;
 	uint64_t off0 = t->src_off;
 
 	while (len) {
-		const struct rn_rq_sge *s = &e->sge[t->src_sge];
-		uint64_t n = s->length - t->src_off;
 		struct rn_mem_ref ref;
+		uint64_t n;
 		int r;
 
-		if (n == 0) {
-			t->src_sge++;
-			t->src_off = 0;
-			continue;
-		}
-		if (n > len)
-			n = len;
-		*stp = rn_mem_check_local_sge(qp->ia.mem, qp->ia.pd, fl, s->stag,
-					      s->addr + t->src_off, n, RN_ACC_LOCAL_READ, &ref);
+		*stp = next_src_run(qp, e, len, &n, &ref);
 		if (*stp != RN_WC_SUCCESS)
 			return -1;
 		r = ref_runs(qp, &ref, n, iov, cnt, max);
