@@ -12,24 +12,9 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "../lib/t_util.h"
+
 #define T_WAIT_MS 5000
-
-static inline long long t_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static inline struct sockaddr_in t_sin(const char *ip, uint16_t port)
-{
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	inet_pton(AF_INET, ip, &a.sin_addr);
-	return a;
-}
 
 /* The next event on ch within ms (NULL on timeout or error). */
 static inline struct rdma_cm_event *t_next_event(struct rdma_event_channel *ch, int ms)

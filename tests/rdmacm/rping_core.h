@@ -21,6 +21,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include "../lib/t_util.h"
 
 #define RP_WAIT_MS 8000
 #define RP_LEN 65536u /* over several FPDUs (MULPDU 1442) */
@@ -40,13 +41,6 @@ struct rp_side {
 	struct rp_info send_info, recv_info;
 	uint8_t *buf, *sink;     /* client: source / sink; server: rdma buffer */
 };
-
-static inline long long rp_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static inline int rp_fail(const char *who, const char *step)
 {
@@ -87,7 +81,7 @@ static inline int rp_event_ack(struct rdma_event_channel *ch, enum rdma_cm_event
 static inline int rp_wc(struct rp_side *s, enum ibv_wc_opcode op)
 {
 	struct ibv_wc wc;
-	long long end = rp_now_ms() + RP_WAIT_MS;
+	long long end = t_now_ms() + RP_WAIT_MS;
 
 	for (;;) {
 		int n = ibv_poll_cq(s->cq, 1, &wc);
@@ -95,7 +89,7 @@ static inline int rp_wc(struct rp_side *s, enum ibv_wc_opcode op)
 			return -1;
 		if (n == 1)
 			break;
-		if (rp_now_ms() > end) {
+		if (t_now_ms() > end) {
 			errno = ETIMEDOUT;
 			return -1;
 		}

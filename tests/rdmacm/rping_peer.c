@@ -26,13 +26,13 @@ static int serve(const char *ip, uint16_t port, int count)
 
 static int connect_retry(const char *ip, uint16_t port, int count)
 {
-	long long end = rp_now_ms() + 5000;
+	long long end = t_now_ms() + 5000;
 
 	for (;;) {
 		int rc = rp_client(ip, port, count);
 		if (rc == 0)
 			return 0;
-		if (rp_now_ms() > end)
+		if (t_now_ms() > end)
 			return 1;
 		usleep(200000);
 	}

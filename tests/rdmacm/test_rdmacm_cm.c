@@ -34,7 +34,7 @@ static void test_channel_fd(void **state)
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct rdma_cm_id *id;
 	struct rdma_cm_event *ev;
-	struct sockaddr_in dst = t_sin("127.0.0.1", 7174);
+	struct sockaddr_in dst = t_addr4("127.0.0.1", 7174);
 
 	(void)state;
 	assert_non_null(ch);
@@ -65,7 +65,7 @@ static void test_id_lifecycle(void **state)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct rdma_cm_id *id, *id2;
-	struct sockaddr_in lo = t_sin("127.0.0.1", 0), far = t_sin("192.0.2.1", 0);
+	struct sockaddr_in lo = t_addr4("127.0.0.1", 0), far = t_addr4("192.0.2.1", 0);
 
 	(void)state;
 	assert_non_null(ch);
@@ -84,7 +84,7 @@ static void test_id_lifecycle(void **state)
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(rdma_resolve_route(id, 100), -1);                 /* no address yet */
 	/* an id destroyed with an event still queued: the event goes with it */
-	struct sockaddr_in dst = t_sin("127.0.0.1", 1);
+	struct sockaddr_in dst = t_addr4("127.0.0.1", 1);
 	assert_int_equal(rdma_create_id(ch, &id2, NULL, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_resolve_addr(id2, NULL, (struct sockaddr *)&dst, 100), 0);
 	assert_false(t_quiet(ch, T_WAIT_MS));
@@ -103,7 +103,7 @@ static void check_resolved(const char *ip, int family)
 
 	memset(&dst, 0, sizeof(dst));
 	if (family == AF_INET) {
-		*(struct sockaddr_in *)&dst = t_sin(ip, 7174);
+		*(struct sockaddr_in *)&dst = t_addr4(ip, 7174);
 	} else {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&dst;
 		s6->sin6_family = AF_INET6;
@@ -146,7 +146,7 @@ static void test_resolve_loopback(void **state)
 static void test_resolve_sync(void **state)
 {
 	struct rdma_cm_id *id;
-	struct sockaddr_in dst = t_sin("127.0.0.1", 7174);
+	struct sockaddr_in dst = t_addr4("127.0.0.1", 7174);
 
 	(void)state;
 	assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
@@ -193,7 +193,7 @@ struct pair {
 
 static void listen_on(struct pair *p)
 {
-	struct sockaddr_in any = t_sin("127.0.0.1", 0);
+	struct sockaddr_in any = t_addr4("127.0.0.1", 0);
 
 	p->sch = rdma_create_event_channel();
 	p->cch = rdma_create_event_channel();
@@ -209,7 +209,7 @@ static void listen_on(struct pair *p)
 /* Client: resolve, route, connect with pd (NUL-terminated string or NULL). */
 static void connect_to(struct pair *p, uint16_t port, const char *pd)
 {
-	struct sockaddr_in dst = t_sin("127.0.0.1", port);
+	struct sockaddr_in dst = t_addr4("127.0.0.1", port);
 	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4,
 				      .retry_count = 7 };
 
@@ -378,7 +378,7 @@ static void test_migrate(void **state)
 {
 	struct rdma_event_channel *a = rdma_create_event_channel(), *b = rdma_create_event_channel();
 	struct rdma_cm_id *id;
-	struct sockaddr_in dst = t_sin("127.0.0.1", 7174);
+	struct sockaddr_in dst = t_addr4("127.0.0.1", 7174);
 
 	(void)state;
 	assert_int_equal(rdma_create_id(a, &id, NULL, RDMA_PS_TCP), 0);
@@ -468,14 +468,14 @@ static void test_sync_endpoints(void **state)
 static void test_sync_connect_refused(void **state)
 {
 	struct rdma_cm_id *lis, *cli;
-	struct sockaddr_in a = t_sin("127.0.0.1", 0);
+	struct sockaddr_in a = t_addr4("127.0.0.1", 0);
 	struct rdma_conn_param cp = { 0 };
 
 	(void)state;
 	assert_int_equal(rdma_create_id(NULL, &lis, NULL, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_bind_addr(lis, (struct sockaddr *)&a), 0);
 	assert_int_equal(rdma_listen(lis, 1), 0);
-	struct sockaddr_in dst = t_sin("127.0.0.1", ntohs(rdma_get_src_port(lis)));
+	struct sockaddr_in dst = t_addr4("127.0.0.1", ntohs(rdma_get_src_port(lis)));
 	assert_int_equal(rdma_destroy_id(lis), 0);
 	assert_int_equal(rdma_create_id(NULL, &cli, NULL, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_resolve_addr(cli, NULL, (struct sockaddr *)&dst, 1000), 0);

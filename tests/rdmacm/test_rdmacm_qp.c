@@ -36,7 +36,7 @@ static void qp_attr(struct ibv_qp_init_attr *a)
 
 static void listen_on(struct qpair *p)
 {
-	struct sockaddr_in any = t_sin("127.0.0.1", 0);
+	struct sockaddr_in any = t_addr4("127.0.0.1", 0);
 
 	memset(p, 0, sizeof(*p));
 	p->sch = rdma_create_event_channel();
@@ -61,7 +61,7 @@ static void teardown(struct qpair *p)
  * unacked in *req. */
 static void connect_qps(struct qpair *p, struct rdma_conn_param *cp, struct rdma_cm_event **req)
 {
-	struct sockaddr_in dst = t_sin("127.0.0.1", p->port);
+	struct sockaddr_in dst = t_addr4("127.0.0.1", p->port);
 	struct ibv_qp_init_attr a;
 
 	assert_int_equal(rdma_create_id(p->cch, &p->cli, NULL, RDMA_PS_TCP), 0);
@@ -153,7 +153,7 @@ static void test_accept_ird_ord(void **state)
 /* A raw initiator: the Reply's RFC 6581 block carries rdma_accept's values under D7. */
 static int raw_connect(uint16_t port)
 {
-	struct sockaddr_in a = t_sin("127.0.0.1", port);
+	struct sockaddr_in a = t_addr4("127.0.0.1", port);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {

@@ -75,7 +75,7 @@ static void nonblocking_channels(struct rdma_cm_id *id)
 
 static int get_comp(struct rdma_cm_id *id, struct ibv_wc *wc, int send)
 {
-	long long end = rp_now_ms() + RP_WAIT_MS;
+	long long end = t_now_ms() + RP_WAIT_MS;
 	int rc;
 
 	do {
@@ -85,7 +85,7 @@ static int get_comp(struct rdma_cm_id *id, struct ibv_wc *wc, int send)
 					    POLLIN, 0 };
 			poll(&p, 1, 10);
 		}
-	} while (rc < 0 && errno == EAGAIN && rp_now_ms() < end);
+	} while (rc < 0 && errno == EAGAIN && t_now_ms() < end);
 	return rc;
 }
 

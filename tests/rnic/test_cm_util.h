@@ -11,24 +11,9 @@
 
 #include "rn_transport.h"
 
+#include "../lib/t_util.h"
+
 #define T_WAIT_MS 5000
-
-static inline long long t_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static inline struct sockaddr_in t_addr4(const char *ip, uint16_t port)
-{
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons(port);
-	inet_pton(AF_INET, ip, &a.sin_addr);
-	return a;
-}
 
 static inline uint16_t t_port_of(const struct rn_conn *c)
 {

@@ -231,7 +231,7 @@ static void test_bad_qn_T37(void **state)
 	expect_term(f, 0x1201, RN_AE_REM_INVALID_DDP_QN, true);
 }
 
-/* A gap in the Send MSNs -> 0x1202 (MSN range). */
+/* A gap in the Send MSNs -> 0x1203 (MSN gap, decision P8). */
 static void test_msn_gap(void **state)
 {
 	struct rawfx *f = *state;
