@@ -324,6 +324,8 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	if (!rn_device_valid(dev) || !cq)
 		return 0;
 	n = conns_pin_cq(dev, cq, pinned, RN_DEVICE_POLL_QPS);
+	if (n)
+		rn_progress_consumer_polled(dev->eng);
 	/* placement from this thread must hold up dereg like the engine's (rn_mem QSBR) */
 	bool rd = n && rn_mem_reader_register(dev->mem, &reader) == RN_OK;
 	for (unsigned i = 0; i < n; i++) {

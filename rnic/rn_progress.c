@@ -67,11 +67,13 @@ struct rn_progress {
 	atomic_int sleeping, pending;
 	atomic_uint spin_us;
 	_Atomic uint64_t hold_until;   /* CLOCK_MONOTONIC ns; see rn_progress_hold */
+	_Atomic uint64_t consumer_ns;  /* last rn_progress_consumer_polled */
 	atomic_bool holding;           /* the thread sleeps in a hold now */
 	unsigned max_events;
 	struct epoll_event *evs;
 
-	_Atomic uint64_t st_iter, st_blocks, st_fd, st_timer, st_bell, st_efd, st_hold;
+	_Atomic uint64_t st_iter, st_blocks, st_fd, st_timer, st_bell, st_efd, st_hold,
+		st_nospin;
 };
 
 static _Thread_local char tl_marker;
@@ -194,6 +196,15 @@ void rn_progress_hold(struct rn_progress *eng, unsigned us)
 
 	if (until > cur + (uint64_t)us * 250u)
 		atomic_store_explicit(&eng->hold_until, until, memory_order_relaxed);
+}
+
+/* Same cache-line care as hold: a store at most every 10 us. */
+void rn_progress_consumer_polled(struct rn_progress *eng)
+{
+	uint64_t now = now_ns();
+
+	if (now > atomic_load_explicit(&eng->consumer_ns, memory_order_relaxed) + 10000u)
+		atomic_store_explicit(&eng->consumer_ns, now, memory_order_relaxed);
 }
 
 /* ---- doorbell ------------------------------------------------------------------------------ */
@@ -654,10 +665,37 @@ static void hold_sleep(struct rn_progress *eng, uint64_t until)
  * engine would otherwise keep the consumer of what it just placed off the CPU until the
  * window ends. During a hold (a consumer polls its CQ and progresses inline) sleep instead,
  * with one pass over the fds per hold period for everything the consumer does not cover. */
+/* A yield that returns this late means the core went to a thread that does not yield (an
+ * application spinning on memory, ib_write_lat's target): a runnable engine then waits out
+ * that thread's whole time slice (~1.5 ms per message, measured), while a blocked engine that
+ * is woken preempts it within microseconds (the scheduler favours a waking sleeper). So the
+ * engine stops spinning for RN_PROGRESS_NOSPIN_NS and blocks right after each piece of work;
+ * then it tries the window again. A consumer that yields, or a free core, keeps the window,
+ * and so does one that polls its CQ while it spins (rn_progress_consumer_polled during the
+ * stall): it receives by itself (consumer-side progress), a woken engine would only add a
+ * context switch per message.
+ * (A short custom slice, sched_attr.sched_runtime, was measured too: no better for the
+ * spinning target and 1.8x worse for a yielding one; not used.) */
+#define RN_PROGRESS_YIELD_STALL_NS 300000u
+#define RN_PROGRESS_NOSPIN_NS 50000000u
+
+static void engine_yield(struct rn_progress *eng, uint64_t *nospin_until)
+{
+	uint64_t t0 = now_ns(), t1;
+
+	sched_yield();
+	t1 = now_ns();
+	if (t1 - t0 > RN_PROGRESS_YIELD_STALL_NS &&
+	    atomic_load_explicit(&eng->consumer_ns, memory_order_relaxed) < t0) {
+		*nospin_until = t1 + RN_PROGRESS_NOSPIN_NS;
+		bump(&eng->st_nospin, 1);
+	}
+}
+
 static void *engine_main(void *p)
 {
 	struct rn_progress *eng = p;
-	uint64_t last = now_ns();
+	uint64_t last = now_ns(), nospin_until = 0;
 
 	become_driver(eng);
 	while (!atomic_load(&eng->stop)) {
@@ -665,7 +703,7 @@ static void *engine_main(void *p)
 		uint64_t win = (uint64_t)atomic_load_explicit(&eng->spin_us,
 							      memory_order_relaxed) * 1000u;
 		uint64_t hold = atomic_load_explicit(&eng->hold_until, memory_order_relaxed);
-		int tmo = now - last < win ? 0 : -1, act;
+		int tmo = now - last < win && now >= nospin_until ? 0 : -1, act;
 
 		if (now < hold) {
 			hold_sleep(eng, hold);
@@ -675,7 +713,7 @@ static void *engine_main(void *p)
 		if (act > 0)
 			last = now_ns();
 		else if (tmo == 0)
-			sched_yield();
+			engine_yield(eng, &nospin_until);
 	}
 	leave_driver(eng);
 	return NULL;
@@ -764,4 +802,5 @@ void rn_progress_get_stats(const struct rn_progress *eng, struct rn_progress_sta
 	s->doorbells = atomic_load(&e->st_bell);
 	s->efd_writes = atomic_load(&e->st_efd);
 	s->holds = atomic_load(&e->st_hold);
+	s->nospins = atomic_load(&e->st_nospin);
 }

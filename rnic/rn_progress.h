@@ -11,7 +11,11 @@
  * Busy-poll window (thread mode). After any activity (an fd callback, a timer, a doorbell) the
  * thread keeps polling with epoll_wait(timeout 0) for spin_us microseconds before it blocks, so
  * a ping-pong does not pay a wake-up per message, while an idle engine sleeps. Each empty pass
- * of the window yields the core (the application thread may share it). Default
+ * of the window yields the core (the application thread may share it). A yield that takes
+ * longer than RN_PROGRESS_YIELD_STALL_NS while no consumer polled (an application spinning on
+ * memory holds the core) turns the window off for RN_PROGRESS_NOSPIN_NS: the engine blocks
+ * after each piece of work, so a wake-up preempts the spinner instead of waiting out its time
+ * slice. Default
  * RN_PROGRESS_SPIN_DEFAULT_US, chosen by measurement (tests/rnic/bench_progress.c).
  *
  * Thread safety. add / mod / del, timer arm / cancel and wake may be called from any thread,
@@ -61,6 +65,10 @@ unsigned rn_progress_spin_us(const struct rn_progress *eng);
  * calls extend the hold. unhold ends it at once (a consumer about to block). Any thread. */
 void rn_progress_hold(struct rn_progress *eng, unsigned us);
 void rn_progress_unhold(struct rn_progress *eng);
+/* A consumer polled a CQ and made progress inline (any thread, cheap). The engine uses it to
+ * tell a core taken by a spinning consumer that receives by itself from one taken by a
+ * consumer that only spins on memory (see the busy-poll window above). */
+void rn_progress_consumer_polled(struct rn_progress *eng);
 
 /* ---- fds (level-triggered) ---------------------------------------------------------------- */
 /* -EEXIST when fd is registered already, -EINVAL for a bad fd or NULL fn, -ENOMEM, or the
@@ -139,6 +147,7 @@ struct rn_progress_stats {
 	uint64_t doorbells;   /* doorbells consumed (wakes may coalesce) */
 	uint64_t efd_writes;  /* wakes that had to write the eventfd (driver was blocked) */
 	uint64_t holds;       /* sleeps of a hold (rn_progress_hold) */
+	uint64_t nospins;     /* windows turned off by a stalled yield (see the top) */
 };
 void rn_progress_get_stats(const struct rn_progress *eng, struct rn_progress_stats *s);
 

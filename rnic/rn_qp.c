@@ -49,6 +49,34 @@ void rn_qp_push_cqe(struct rn_qp *qp, bool sq, uint64_t wr_id, enum rn_wc_status
 	cqe_push(qp, sq, &e);
 }
 
+void rn_qp_push_recv_imm(struct rn_qp *qp, uint64_t wr_id, enum rn_wc_opcode op,
+			 uint32_t byte_len, uint16_t flags, uint32_t inv_stag, uint32_t imm)
+{
+	struct rn_cqe e;
+
+	cqe_init(qp, &e, wr_id, RN_WC_SUCCESS, op);
+	e.flags = flags | RN_CQE_F_IMM;
+	e.byte_len = byte_len;
+	e.inv_stag = inv_stag;
+	e.imm_data = imm;
+	cqe_push(qp, false, &e);
+}
+
+/* A tolerant QP's dropped message: the QP stays in RTS, so the one-error rule (which exists
+ * because the QP is going to Error) does not apply: every such completion keeps its status. */
+void rn_qp_push_cqe_tolerated(struct rn_qp *qp, uint64_t wr_id, enum rn_wc_status st,
+			      enum rn_wc_opcode op)
+{
+	struct rn_cqe e;
+
+	memset(&e, 0, sizeof(e));
+	e.wr_id = wr_id;
+	e.qp_id = qp->alloc.qp_id;
+	e.status = (uint8_t)st;
+	e.opcode = (uint8_t)op;
+	cqe_push(qp, false, &e);
+}
+
 /* An SQ CQE carries the WR's sequence number: polling it retires this slot and every earlier
  * one, unsignaled WRs included (decision P3). */
 static void push_sq_cqe(struct rn_qp *qp, uint32_t idx, const struct rn_sqe *s)
@@ -104,7 +132,7 @@ struct rn_qp_cond rn_qp_cond_now(const struct rn_qp *qp)
 	return c;
 }
 
-static void raise_async(struct rn_qp *qp, enum rn_qp_async ev)
+void rn_qp_raise_async(struct rn_qp *qp, enum rn_qp_async ev)
 {
 	if (qp->ia.evq && ev != RN_QPE_NONE)
 		rn_evq_post(qp->ia.evq, (enum rn_event_id)ev, &qp->res);
@@ -269,7 +297,7 @@ static void run_action(struct rn_qp *qp, const struct rn_qp_action *a, bool *flu
 		*flushed = true;
 		break;
 	case RN_QPA_RAISE_ASYNC:
-		raise_async(qp, a->event);
+		rn_qp_raise_async(qp, a->event);
 		break;
 	default:
 		break;
@@ -580,6 +608,7 @@ enum rn_status rn_qp_query(struct rn_qp *qp, struct rn_qp_info *info)
 	info->bind_mw = qp->ia.bind_mw;
 	info->privileged = qp->ia.privileged;
 	info->sq_sig_all = qp->ia.sq_sig_all;
+	info->tolerant = qp->ia.tolerant;
 	if (qp->ia.srq) {
 		info->rq_limit = qp->sm.attr.rq_limit;
 		info->rq_limit_armed = rn_rq_limit_armed(&qp->rq_lim) != 0;

@@ -31,6 +31,12 @@
  *     the transport (rn_conn sendv), not when the peer acknowledged it (§8.2.2 rule 11).
  *   - RDMA Read completes when its last Read Response segment was placed; Read with
  *     Invalidate after the local invalidate of the sink STag.
+ *   - Send / Write with immediate (RFC 7306, docs/wire.md) are two wire messages framed back
+ *     to back and complete like their base operation, once, after the second. The receiver's
+ *     Receive for a Write with immediate completes after the Immediate Data message, so after
+ *     every octet of the Write was placed (stream order).
+ *   - Tolerant QPs (init attr `tolerant`) drop an incoming message that fails its checks
+ *     instead of terminating (rn_qp_rx.c, docs/rnic-decisions.md P13/P14).
  *   - Bind / Fast-Register / Local Invalidate execute when they reach the head of SQ
  *     processing (after every earlier WR was started, before any later one starts);
  *     Fast-Register and (Read with) Invalidate hold their completion until rn_mem's grace
@@ -103,6 +109,10 @@ struct rn_qp_init_attr {
 	bool bind_mw;                 /* Bind MW WRs allowed on this SQ */
 	bool privileged;              /* STag 0 and Fast-Register allowed */
 	bool sq_sig_all;              /* every SQ WR is signaled */
+	bool tolerant;                /* VIA Unreliable service (SOFTRNIC_QP_TOLERANT): a message
+	                               * that fails its receive checks is dropped (WC error or
+	                               * async event, QP stays RTS) instead of terminating the
+	                               * stream; framing errors still Terminate (rn_qp_rx.c) */
 	uint32_t qp_id;               /* QP ID chosen by the device; 0: the QP takes one from a
 	                               * process-wide counter (tests). Must be unique per rn_mem:
 	                               * type-2 windows are bound to it. */
@@ -141,7 +151,7 @@ struct rn_qp_info {
 	struct rn_cq *send_cq, *recv_cq;
 	struct rn_srq *srq;
 	struct rn_qp_alloc alloc;     /* depths, SGE limits, ORD / IRD now in force */
-	bool inbound_read, inbound_write, bind_mw, privileged, sq_sig_all;
+	bool inbound_read, inbound_write, bind_mw, privileged, sq_sig_all, tolerant;
 	uint32_t rq_limit;            /* S-RQ only */
 	bool rq_limit_armed;
 	bool has_llp;                 /* an LLP stream is associated (not Idle) */
@@ -203,6 +213,11 @@ enum rn_wr_opcode {
 	RN_WR_BIND_MW,           /* wr.bind (type-2 window); needs bind_mw */
 	RN_WR_LOCAL_INV,         /* wr.inv.stag */
 	RN_WR_FAST_REG,          /* wr.fast_reg; needs privileged (else WC "QP not privileged") */
+	/* RFC 7306 Immediate Data (docs/wire.md "Immediate Data"); imm_data is the value. */
+	RN_WR_SEND_IMM,          /* Immediate Data "prefix" then the Send (SE on the Send when
+	                          * SOLICITED); completes as RN_WC_OP_SEND */
+	RN_WR_RDMA_WRITE_IMM,    /* wr.rdma: the Write, then Immediate Data "follows a Write"
+	                          * (0xD when SOLICITED); completes as RN_WC_OP_RDMA_WRITE */
 	RN_WR_OPCODE_COUNT
 };
 
@@ -229,7 +244,8 @@ struct rn_send_wr {
 	int num_sge;
 	enum rn_wr_opcode opcode;
 	unsigned flags;               /* enum rn_send_flag */
-	uint32_t imm_data;            /* reserved for RFC 7306 Immediate Data (ignored now) */
+	uint32_t imm_data;            /* RN_WR_*_IMM: the immediate value, its 4 bytes in memory
+	                               * order go on the wire as they are (verbs' __be32) */
 	union {
 		struct {
 			uint64_t remote_addr;  /* TO */

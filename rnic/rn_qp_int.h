@@ -82,7 +82,9 @@ struct rn_qp_tx {
 	uint32_t cur_idx;               /* TXM_SQ: absolute SQ index */
 	struct ddp_seg_iter it;
 	uint8_t body[RDMAP_READ_REQ_LEN];
-	bool has_body;                  /* Read Request: the 28-octet body is the payload */
+	bool has_body;                  /* Read Request / Immediate Data: body is the payload */
+	bool more;                      /* TXM_SQ: the WR's second message follows this one
+	                                 * (immediate-data WRs are two wire messages) */
 	uint32_t src_sge;               /* SGE cursor for SQ payload */
 	uint64_t src_off;
 	uint32_t msn[RDMAP_NQUEUES];    /* next MSN per queue */
@@ -93,8 +95,12 @@ struct rn_qp_tx {
 	bool close_pending, fin_sent;
 };
 
+/* RFC 7306 Immediate Data octet 4 (docs/wire.md); other values: plain immediate data */
+enum { RN_IMM_KIND_WRITE = 0, RN_IMM_KIND_PREFIX = 1 };
+
 /* ---- receive ----------------------------------------------------------------------------- */
-enum rx_target { RXT_DROP, RXT_UNTAGGED, RXT_TAGGED, RXT_NONE };
+/* RXT_SKIP: a later segment of a message a tolerant QP dropped (only DDP's MSN moves). */
+enum rx_target { RXT_DROP, RXT_UNTAGGED, RXT_TAGGED, RXT_NONE, RXT_SKIP };
 
 #define RN_RX_DIRECT_MIN 4096u        /* smaller payload remainders are read into rx.buf */
 
@@ -122,10 +128,28 @@ struct rn_qp_rx {
 	struct rn_qp_error err;
 	bool wc_err;                    /* the error completes the RQ WQE with wc_status */
 	uint8_t wc_status;
+	bool err_tol;                   /* the error is message-level: a tolerant QP drops the
+	                                 * message instead of terminating */
+	bool err_copy_hdr;              /* its Terminate copies the DDP header although the code
+	                                 * (unexpected opcode) normally copies none */
+	bool pl_ok;                     /* ddp_place_decide accepted this segment (pl valid) */
+	bool ddp_done;                  /* ddp_rx_deliver already ran for this segment */
+	/* tolerant QPs: the rest of a dropped message is skipped (untagged by QN / MSN) */
+	bool skip, skip_tagged;
+	uint8_t skip_op;
+	uint32_t skip_qn, skip_msn;
+	/* RFC 7306 Immediate Data (docs/wire.md): this segment's 8 octets */
+	uint32_t imm_cur;
+	uint8_t imm_kind;
+	/* a "prefix" Immediate Data was received: the next Send carries imm_val */
+	bool imm_pending;
+	uint32_t imm_val;
 	/* the Receive in progress on QN 0 */
 	bool have_wqe, wqe_srq;
 	struct rn_rqe wqe;
 	uint64_t wqe_len;
+	bool wqe_imm;                   /* the Send in progress took the prefix value */
+	uint32_t wqe_imm_val;
 };
 
 /* ---- the QP ------------------------------------------------------------------------------ */
@@ -163,6 +187,7 @@ struct rn_qp {
 	/* offending ULPDU of the pending segment error (for rdmap_term_build) */
 	uint8_t term_src[MPA_RX_HEAD_MAX];
 	size_t term_src_len, term_src_ulpdu;
+	bool term_copy_hdr;             /* rn_qp_tx_terminate: copy the DDP header anyway */
 	bool rresp_ok;                  /* Read Responses may land: the create-time inbound
 	                                 * Write enable (one attribute in the spec). Modify's
 	                                 * RN_QPM_ACCESS changes ia.inbound_write, the gate of
@@ -178,6 +203,13 @@ void rn_qp_input(struct rn_qp *qp, enum rn_qp_input in, const struct rn_qp_error
 void rn_qp_local_error(struct rn_qp *qp, struct iwarp_err term, enum rn_qp_async ev, bool in_wc);
 void rn_qp_push_cqe(struct rn_qp *qp, bool sq, uint64_t wr_id, enum rn_wc_status st,
 		    enum rn_wc_opcode op, uint32_t byte_len, uint16_t flags, uint32_t inv_stag);
+/* A successful Receive completion carrying immediate data (RN_CQE_F_IMM is added). */
+void rn_qp_push_recv_imm(struct rn_qp *qp, uint64_t wr_id, enum rn_wc_opcode op,
+			 uint32_t byte_len, uint16_t flags, uint32_t inv_stag, uint32_t imm);
+void rn_qp_push_cqe_tolerated(struct rn_qp *qp, uint64_t wr_id, enum rn_wc_status st,
+			      enum rn_wc_opcode op);
+/* An async event without a state change (tolerant QPs' dropped messages). */
+void rn_qp_raise_async(struct rn_qp *qp, enum rn_qp_async ev);
 void rn_qp_sq_complete(struct rn_qp *qp);
 void rn_qp_llp_failed(struct rn_qp *qp, long err);
 void rn_qp_check_closed(struct rn_qp *qp);
@@ -203,6 +235,7 @@ void rn_qp_rx_drop_wqe(struct rn_qp *qp, enum rn_wc_status st);
 /* rn_wr.c: immediate validation of one WR (no side effects) */
 enum rn_status rn_wr_check_send(const struct rn_qp *qp, const struct rn_send_wr *wr);
 uint8_t rn_wr_effective_op(const struct rn_send_wr *wr);
+bool rn_wr_is_memory(uint8_t op);   /* Bind, Local Invalidate, Fast-Register */
 enum rn_wc_opcode rn_wr_wc_opcode(uint8_t op);
 
 #endif

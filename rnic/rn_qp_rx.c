@@ -14,7 +14,14 @@
  *     by the transport straight into its (checked, contiguous) target run (rx_direct), then
  *     fed to the decoder from there, so its DATA pieces already sit at their destination.
  *   - The Terminate carries the offending segment's headers (rdmap_term_build on the head).
- *   - S-RQ / RQ WQEs are taken at the first segment of a Send (MSN order, §8.2.2 rule 12). */
+ *   - S-RQ / RQ WQEs are taken at the first segment of a Send (MSN order, §8.2.2 rule 12).
+ *   - RFC 7306 Immediate Data (docs/wire.md): kind "prefix" is remembered for the next Send;
+ *     the other kinds take one WQE and complete it with byte_len 0.
+ *   - Tolerant QPs (rn_qp_init_attr.tolerant): an error marked message-level (err_tol) found
+ *     after DDP accepted the segment's sequence numbers drops the message (WC error or async
+ *     event, no state change), DDP's MSN still advances, and the message's later segments are
+ *     skipped. Everything else (framing, versions, QN / MSN / MO, opcodes, Read Responses)
+ *     terminates as on any QP. */
 #include "rn_qp_int.h"
 
 #include <errno.h>
@@ -35,6 +42,10 @@ void rn_qp_rx_reset(struct rn_qp *qp)
 	rx->big = false;
 	rx->small_run = 0;
 	rx->target = RXT_NONE;
+	rx->skip = false;
+	rx->imm_pending = false;
+	rx->wqe_imm = false;
+	qp->term_copy_hdr = false;
 }
 
 /* ---- receive WQEs ---------------------------------------------------------------------- */
@@ -46,6 +57,7 @@ static void retire_wqe(struct rn_qp *qp)
 	else
 		rn_rq_retire(qp->rq, 1);
 	qp->rx.have_wqe = false;
+	qp->rx.wqe_imm = false;
 }
 
 /* Complete the Receive in progress with a non-success status (flush or error). */
@@ -99,21 +111,34 @@ static enum rn_wc_status check_wqe(struct rn_qp *qp)
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
-static void seg_err(struct rn_qp *qp, struct iwarp_err e, enum rn_qp_async ev)
+/* The segment's first error (false: one is already pending, this one is ignored). */
+static bool seg_err(struct rn_qp *qp, struct iwarp_err e, enum rn_qp_async ev)
 {
 	struct rn_qp_rx *rx = &qp->rx;
 
 	if (rx->err_pending)
-		return;
+		return false;
 	rx->err_pending = true;
 	rx->err = (struct rn_qp_error){ e, ev, false };
+	rx->err_tol = false;
+	rx->err_copy_hdr = false;
 	rx->target = RXT_DROP;
+	return true;
 }
 
-/* An error the Receive's WC reports (status st): no async event. */
+/* A message-level error: this message is bad, the stream is fine (tolerant QPs drop it). */
+static void seg_err_msg(struct rn_qp *qp, struct iwarp_err e, enum rn_qp_async ev)
+{
+	if (seg_err(qp, e, ev))
+		qp->rx.err_tol = true;
+}
+
+/* An error the Receive's WC reports (status st): no async event. Message-level. */
 static void seg_err_wc(struct rn_qp *qp, struct iwarp_err e, enum rn_wc_status st)
 {
-	seg_err(qp, e, RN_QPE_NONE);
+	if (!seg_err(qp, e, RN_QPE_NONE))
+		return;
+	qp->rx.err_tol = true;
 	qp->rx.err.in_wc = true;
 	qp->rx.wc_err = true;
 	qp->rx.wc_status = (uint8_t)st;
@@ -178,13 +203,47 @@ static enum rn_qp_async ev_irrq(struct iwarp_err e)
 	return e.ecode < 5 ? ev[e.ecode] : RN_QPE_IRRQ_STAG;
 }
 
+/* Tolerant QP, message-level error: report it, keep DDP's sequence, skip the rest. The QP
+ * stays in RTS and sends no Terminate. */
+static void drop_message(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+
+	rx->err_pending = false;
+	if (rx->wc_err) {
+		rx->wc_err = false;
+		if (rx->have_wqe) {
+			rn_qp_push_cqe_tolerated(qp, rx->wqe.wr_id, (enum rn_wc_status)rx->wc_status,
+						 RN_WC_OP_RECV);
+			retire_wqe(qp);
+		}
+	} else {
+		rn_qp_raise_async(qp, rx->err.event);
+	}
+	if (!rx->pl.tagged && !rx->ddp_done)
+		ddp_rx_deliver(&rx->ddp, &rx->pl);
+	rx->ddp_done = true;
+	if (!rx->pl.last) {
+		rx->skip = true;
+		rx->skip_tagged = rx->pl.tagged;
+		rx->skip_op = rx->msg.opcode;
+		rx->skip_qn = rx->pl.qn;
+		rx->skip_msn = rx->pl.msn;
+	}
+}
+
 /* END of an errored segment: the Receive's WC if it is one, then the state machine. */
 static void raise_seg_error(struct rn_qp *qp)
 {
 	struct rn_qp_rx *rx = &qp->rx;
 	struct rn_qp_error e = rx->err;
 
+	if (qp->ia.tolerant && rx->err_tol && rx->pl_ok) {
+		drop_message(qp);
+		return;
+	}
 	rx->err_pending = false;
+	qp->term_copy_hdr = rx->err_copy_hdr;
 	if (rx->wc_err) {
 		rx->wc_err = false;
 		rn_qp_rx_drop_wqe(qp, (enum rn_wc_status)rx->wc_status);
@@ -235,11 +294,11 @@ static void place_tagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_
 	struct iwarp_err err;
 
 	if (check_sink(qp, rx->pl.stag, rx->pl.to + off, len, rx->need, &ref, &err) != 0) {
-		seg_err(qp, err, ev_for(qp, err));
+		seg_err_msg(qp, err, ev_for(qp, err));
 		return;
 	}
 	if (copy_in(qp, &ref, d, len) != 0)
-		seg_err(qp, ddp_err_tagged(DDP_ECODE_T_INVALID_STAG), RN_QPE_STAG_INVALID);
+		seg_err_msg(qp, ddp_err_tagged(DDP_ECODE_T_INVALID_STAG), RN_QPE_STAG_INVALID);
 }
 
 static void place_untagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t off)
@@ -306,12 +365,12 @@ static void head_write(struct rn_qp *qp, uint32_t len)
 	struct iwarp_err err;
 
 	if (!qp->ia.inbound_write) {
-		seg_err(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
-			RN_QPE_WRITE_DISABLED);
+		seg_err_msg(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
+			    RN_QPE_WRITE_DISABLED);
 		return;
 	}
 	if (check_sink(qp, rx->pl.stag, rx->pl.to, len, RN_ACC_REMOTE_WRITE, &ref, &err) != 0) {
-		seg_err(qp, err, ev_for(qp, err));
+		seg_err_msg(qp, err, ev_for(qp, err));
 		return;
 	}
 	rx->need = RN_ACC_REMOTE_WRITE;
@@ -360,8 +419,13 @@ static void head_send(struct rn_qp *qp)
 	struct iwarp_err err;
 	enum rn_wc_status st;
 
+	if (rx->pl.mo == 0) {   /* a new Send takes the prefix value, whatever becomes of it */
+		rx->wqe_imm = rx->imm_pending;
+		rx->wqe_imm_val = rx->imm_val;
+		rx->imm_pending = false;
+	}
 	if (!rx->have_wqe && !take_wqe(qp)) {
-		seg_err(qp, ddp_err_untagged(DDP_ECODE_U_MSN_NO_BUF), RN_QPE_RQ_MSN_RANGE);
+		seg_err_msg(qp, ddp_err_untagged(DDP_ECODE_U_MSN_NO_BUF), RN_QPE_RQ_MSN_RANGE);
 		return;
 	}
 	if (rx->pl.mo == 0 && (st = check_wqe(qp)) != RN_WC_SUCCESS) {
@@ -383,20 +447,98 @@ static void head_read_req(struct rn_qp *qp)
 	struct iwarp_err err;
 
 	if (!qp->ia.inbound_read) {
-		seg_err(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
-			RN_QPE_READ_DISABLED);
+		seg_err_msg(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
+			    RN_QPE_READ_DISABLED);
 		return;
 	}
 	if (qp->irq_tail - qp->irq_head >= qp->alloc.ird) {
-		seg_err(qp, ddp_err_untagged(DDP_ECODE_U_MSN_RANGE), RN_QPE_IRRQ_TOO_MANY);
+		seg_err_msg(qp, ddp_err_untagged(DDP_ECODE_U_MSN_RANGE), RN_QPE_IRRQ_TOO_MANY);
 		return;
 	}
 	if (rn_mem_check_tagged(qp->ia.mem, qp->ia.pd, qp->alloc.qp_id, rr->src_stag, rr->src_to,
 				rr->size, RN_ACC_REMOTE_READ, &ref, &err) != 0) {
-		seg_err(qp, err, ev_irrq(err));
+		seg_err_msg(qp, err, ev_irrq(err));
 		return;
 	}
 	qp->rx.target = RXT_NONE;
+}
+
+/* Immediate Data: its 8 octets are whole in the head (validated: one segment of exactly 8).
+ * Kind "prefix" needs no WQE until its Send; the others take one now, as a Send would. */
+static void head_imm(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	const uint8_t *d = rx->head + rx->ddp_hlen;
+
+	if (rx->head_len < rx->ddp_hlen + RDMAP_IMM_DATA_LEN) {   /* the head holds it all */
+		seg_err(qp, rdmap_err(RDMAP_ETYPE_OPERATION, RDMAP_ECODE_UNSPECIFIED),
+			RN_QPE_UNEXPECTED_OPCODE);
+		return;
+	}
+	memcpy(&rx->imm_cur, d, 4);   /* kept in wire order: verbs' __be32 */
+	rx->imm_kind = d[4];
+	rx->target = RXT_NONE;
+	if (rx->imm_kind == RN_IMM_KIND_PREFIX)
+		return;
+	if (!rx->have_wqe && !take_wqe(qp))
+		seg_err_msg(qp, ddp_err_untagged(DDP_ECODE_U_MSN_NO_BUF), RN_QPE_RQ_MSN_RANGE);
+}
+
+static bool is_send_op(uint8_t op)
+{
+	return op == RDMAP_OP_SEND || op == RDMAP_OP_SEND_SE || op == RDMAP_OP_SEND_INV ||
+	       op == RDMAP_OP_SEND_SE_INV;
+}
+
+/* After a prefix Immediate Data only a Send may come next (Read Responses, which may pass
+ * anything, and a Terminate excepted): a Write, Read Request or another Immediate Data is an
+ * unexpected opcode. The header is valid, so the Terminate copies it (err_copy_hdr). */
+static bool imm_order_bad(struct rn_qp *qp)
+{
+	uint8_t op = qp->rx.msg.opcode;
+
+	if (!qp->rx.imm_pending || is_send_op(op) || op == RDMAP_OP_READ_RESP ||
+	    op == RDMAP_OP_TERMINATE)
+		return false;
+	if (seg_err(qp, rdmap_err(RDMAP_ETYPE_OPERATION, RDMAP_ECODE_OPCODE),
+		    RN_QPE_UNEXPECTED_OPCODE))
+		qp->rx.err_copy_hdr = true;
+	return true;
+}
+
+/* A later segment of a message a tolerant QP dropped: untagged by QN and MSN, tagged by
+ * opcode (a Read Response between the segments of a dropped Write is still processed). */
+static bool skipped(const struct rn_qp_rx *rx)
+{
+	if (!rx->skip || rx->pl.tagged != rx->skip_tagged)
+		return false;
+	if (rx->pl.tagged)
+		return rx->msg.opcode == rx->skip_op;
+	return rx->pl.qn == rx->skip_qn && rx->pl.msn == rx->skip_msn;
+}
+
+static void head_dispatch(struct rn_qp *qp, uint32_t len)
+{
+	switch (qp->rx.msg.opcode) {
+	case RDMAP_OP_WRITE:
+		head_write(qp, len);
+		break;
+	case RDMAP_OP_READ_RESP:
+		head_read_resp(qp, len);
+		break;
+	case RDMAP_OP_READ_REQ:
+		head_read_req(qp);
+		break;
+	case RDMAP_OP_TERMINATE:
+		break;
+	case RDMAP_OP_IMM_DATA:
+	case RDMAP_OP_IMM_DATA_SE:
+		head_imm(qp);
+		break;
+	default:
+		head_send(qp);
+		break;
+	}
 }
 
 static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
@@ -415,6 +557,8 @@ static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
 	}
 	rx->err_pending = false;
 	rx->wc_err = false;
+	rx->pl_ok = false;
+	rx->ddp_done = false;
 	rx->target = RXT_NONE;
 	memset(&rx->msg, 0, sizeof(rx->msg));
 	if (rx->stopped) {
@@ -425,8 +569,14 @@ static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
 		seg_err(qp, err, RN_QPE_LLP_BAD_FPDU);
 		return;
 	}
-	if (rdmap_msg_validate(&rx->msg, RDMAP_NQUEUES, false, &err) != 0) {
+	/* RFC 7306 opcodes are known (Immediate Data is implemented); atomics are not */
+	if (rdmap_msg_validate(&rx->msg, RDMAP_NQUEUES, true, &err) != 0) {
 		seg_err(qp, err, ev_for(qp, err));
+		return;
+	}
+	if (rx->msg.opcode == RDMAP_OP_ATOMIC_REQ || rx->msg.opcode == RDMAP_OP_ATOMIC_RESP) {
+		seg_err(qp, rdmap_err(RDMAP_ETYPE_OPERATION, RDMAP_ECODE_OPCODE),
+			RN_QPE_UNEXPECTED_OPCODE);
 		return;
 	}
 	rx->ddp_hlen = ddp_hdr_len(rx->msg.ddp.tagged);
@@ -437,22 +587,14 @@ static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
 		seg_err(qp, err, ev_for(qp, err));
 		return;
 	}
-	switch (rx->msg.opcode) {
-	case RDMAP_OP_WRITE:
-		head_write(qp, len);
-		break;
-	case RDMAP_OP_READ_RESP:
-		head_read_resp(qp, len);
-		break;
-	case RDMAP_OP_READ_REQ:
-		head_read_req(qp);
-		break;
-	case RDMAP_OP_TERMINATE:
-		break;
-	default:
-		head_send(qp);
-		break;
+	rx->pl_ok = true;
+	if (skipped(rx)) {
+		rx->target = RXT_SKIP;
+		return;
 	}
+	if (imm_order_bad(qp))
+		return;
+	head_dispatch(qp, len);
 	if (rx->target == RXT_TAGGED || rx->target == RXT_UNTAGGED)
 		place(qp, rx->head + rx->ddp_hlen, rx->head_len - rx->ddp_hlen, 0);
 }
@@ -477,7 +619,27 @@ static void complete_recv(struct rn_qp *qp)
 		fl |= RN_CQE_F_INVALIDATED;
 		inv = rx->msg.inv_stag;
 	}
-	rn_qp_push_cqe(qp, false, rx->wqe.wr_id, RN_WC_SUCCESS, RN_WC_OP_RECV, bytes, fl, inv);
+	if (rx->wqe_imm)
+		rn_qp_push_recv_imm(qp, rx->wqe.wr_id, RN_WC_OP_RECV, bytes, fl, inv, rx->wqe_imm_val);
+	else
+		rn_qp_push_cqe(qp, false, rx->wqe.wr_id, RN_WC_SUCCESS, RN_WC_OP_RECV, bytes, fl, inv);
+	rx->wqe_imm = false;
+	retire_wqe(qp);
+}
+
+static void deliver_imm(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	uint16_t fl = rx->msg.opcode == RDMAP_OP_IMM_DATA_SE ? RN_CQE_F_SOLICITED : 0;
+	enum rn_wc_opcode op = rx->imm_kind == RN_IMM_KIND_WRITE ? RN_WC_OP_RECV_RDMA_IMM
+								  : RN_WC_OP_RECV_IMM;
+
+	if (rx->imm_kind == RN_IMM_KIND_PREFIX) {
+		rx->imm_pending = true;   /* its MSN is used: DDP already advanced */
+		rx->imm_val = rx->imm_cur;
+		return;
+	}
+	rn_qp_push_recv_imm(qp, rx->wqe.wr_id, op, 0, fl, 0, rx->imm_cur);
 	retire_wqe(qp);
 }
 
@@ -495,6 +657,7 @@ static void deliver(struct rn_qp *qp)
 
 	if (!rx->pl.tagged)
 		ddp_rx_deliver(&rx->ddp, &rx->pl);
+	rx->ddp_done = true;
 	switch (rx->msg.opcode) {
 	case RDMAP_OP_WRITE:
 		break;
@@ -507,6 +670,10 @@ static void deliver(struct rn_qp *qp)
 	}
 	case RDMAP_OP_READ_REQ:
 		deliver_irrq(qp);
+		break;
+	case RDMAP_OP_IMM_DATA:
+	case RDMAP_OP_IMM_DATA_SE:
+		deliver_imm(qp);
 		break;
 	case RDMAP_OP_TERMINATE:
 		qp->term_rcvd = rx->msg.u.term;
@@ -528,6 +695,13 @@ static void rx_end(struct rn_qp *qp)
 		place_now(qp, rx->stage, rx->ulpdu_len - rx->ddp_hlen, 0);
 	if (rx->err_pending) {
 		raise_seg_error(qp);
+		return;
+	}
+	if (rx->target == RXT_SKIP) {   /* the rest of a dropped message: sequence only */
+		if (!rx->pl.tagged)
+			ddp_rx_deliver(&rx->ddp, &rx->pl);
+		if (rx->pl.last)
+			rx->skip = false;
 		return;
 	}
 	if (rx->target == RXT_DROP) {   /* inbound stopped */

@@ -254,11 +254,30 @@ static int frame(struct rn_qp *qp, const uint8_t *hdr, size_t hlen, const uint8_
 	return 0;
 }
 
+/* An unexpected opcode normally copies no header (the opcode cannot be trusted, RFC 5040 §7
+ * as siw does it); a Send missing after a prefix Immediate Data is a well-formed header in
+ * the wrong place, so the Terminate shows it (M and D). */
+static void term_copy_ddp_hdr(struct rn_qp *qp)
+{
+	struct rdmap_term *tm = &qp->tx.term;
+	size_t hl = qp->rx.ddp_hlen;
+
+	if (!hl || hl > sizeof(tm->ddp_hdr) || qp->term_src_len < hl)
+		return;
+	tm->m = tm->d = true;
+	tm->ddp_seg_len = (uint16_t)qp->term_src_len;
+	memcpy(tm->ddp_hdr, qp->term_src, hl);
+	tm->ddp_hdr_len = (uint8_t)hl;
+}
+
 void rn_qp_tx_terminate(struct rn_qp *qp, struct iwarp_err e)
 {
 	struct rn_qp_tx *t = &qp->tx;
 
 	rdmap_term_build(e, qp->term_src_len ? qp->term_src : NULL, qp->term_src_len, &t->term);
+	if (qp->term_copy_hdr)
+		term_copy_ddp_hdr(qp);
+	qp->term_copy_hdr = false;
 	if (t->term.m && qp->term_src_ulpdu <= 0xffff)
 		t->term.ddp_seg_len = (uint16_t)qp->term_src_ulpdu;  /* real length, not the head */
 	t->term_pending = true;
@@ -462,29 +481,70 @@ static void start_segmenting(struct rn_qp *qp, const struct ddp_hdr *tmpl, uint6
 	qp->tx.src_off = 0;
 }
 
-static bool start_data(struct rn_qp *qp, struct rn_sqe *e)
+/* RFC 7306 Immediate Data, softrnic's 8 octets (docs/wire.md): the value as posted (verbs'
+ * __be32, memory order), the kind, 3 zero octets. */
+static void start_imm(struct rn_qp *qp, const struct rn_sqe *e, uint8_t kind)
+{
+	bool se = kind == RN_IMM_KIND_WRITE && (e->wr.flags & RN_SEND_SOLICITED);
+	struct ddp_hdr h = rdmap_ddp_tmpl(se ? RDMAP_OP_IMM_DATA_SE : RDMAP_OP_IMM_DATA, 0, 0,
+					  qp->tx.msn[RDMAP_QN_SEND]++, 0);
+
+	memset(qp->tx.body, 0, RDMAP_IMM_DATA_LEN);
+	memcpy(qp->tx.body, &e->wr.imm_data, 4);
+	qp->tx.body[4] = kind;
+	start_segmenting(qp, &h, RDMAP_IMM_DATA_LEN);
+	qp->tx.has_body = true;
+}
+
+/* The Send or Write message of a data WR (the SGL / inline payload). */
+static void start_payload(struct rn_qp *qp, const struct rn_sqe *e)
 {
 	static const enum rdmap_opcode rop[] = {
 		[RN_WR_SEND] = RDMAP_OP_SEND, [RN_WR_SEND_SE] = RDMAP_OP_SEND_SE,
 		[RN_WR_SEND_INV] = RDMAP_OP_SEND_INV, [RN_WR_SEND_SE_INV] = RDMAP_OP_SEND_SE_INV,
 		[RN_WR_RDMA_WRITE] = RDMAP_OP_WRITE,
 	};
-	enum rn_wc_status st = check_sgl(qp, e);
 	struct ddp_hdr h;
+
+	if (e->op == RN_WR_RDMA_WRITE || e->op == RN_WR_RDMA_WRITE_IMM) {
+		h = rdmap_ddp_tmpl(RDMAP_OP_WRITE, e->wr.wr.rdma.rkey, e->wr.wr.rdma.remote_addr, 0, 0);
+	} else {
+		enum rdmap_opcode op = e->op == RN_WR_SEND_IMM
+			? ((e->wr.flags & RN_SEND_SOLICITED) ? RDMAP_OP_SEND_SE : RDMAP_OP_SEND)
+			: rop[e->op];
+		h = rdmap_ddp_tmpl(op, 0, 0, qp->tx.msn[RDMAP_QN_SEND]++, e->wr.wr.send.inv_stag);
+	}
+	start_segmenting(qp, &h, e->total);
+	qp->tx.has_body = false;
+}
+
+/* Send with immediate: the prefix Immediate Data first, the Send right after it (the receiver
+ * pairs them by order on QN 0). Write with immediate: the Write, then Immediate Data, so the
+ * peer's completion follows the placement of every Write octet (stream order). */
+static bool start_data(struct rn_qp *qp, struct rn_sqe *e)
+{
+	enum rn_wc_status st = check_sgl(qp, e);
 
 	if (st != RN_WC_SUCCESS) {
 		sq_fail(qp, e, st);
 		return false;
 	}
-	if (e->op == RN_WR_RDMA_WRITE) {
-		h = rdmap_ddp_tmpl(RDMAP_OP_WRITE, e->wr.wr.rdma.rkey, e->wr.wr.rdma.remote_addr, 0, 0);
-	} else {
-		h = rdmap_ddp_tmpl(rop[e->op], 0, 0, qp->tx.msn[RDMAP_QN_SEND]++,
-				   e->wr.wr.send.inv_stag);
-	}
-	start_segmenting(qp, &h, e->total);
-	qp->tx.has_body = false;
+	qp->tx.more = e->op == RN_WR_SEND_IMM || e->op == RN_WR_RDMA_WRITE_IMM;
+	if (e->op == RN_WR_SEND_IMM)
+		start_imm(qp, e, RN_IMM_KIND_PREFIX);
+	else
+		start_payload(qp, e);
 	return true;
+}
+
+/* The first message of a two-message WR was framed: start the second one. */
+static void start_second(struct rn_qp *qp, struct rn_sqe *e)
+{
+	qp->tx.more = false;
+	if (e->op == RN_WR_SEND_IMM)
+		start_payload(qp, e);
+	else
+		start_imm(qp, e, RN_IMM_KIND_WRITE);
 }
 
 static bool start_read(struct rn_qp *qp, struct rn_sqe *e, uint32_t idx)
@@ -513,6 +573,7 @@ static bool start_read(struct rn_qp *qp, struct rn_sqe *e, uint32_t idx)
 	rr.src_stag = e->wr.wr.rdma.rkey;
 	rr.src_to = e->wr.wr.rdma.remote_addr;
 	rdmap_read_req_encode(&rr, qp->tx.body);
+	qp->tx.more = false;
 	o = &qp->orq[qp->orq_tail++ % qp->orq_cap];
 	*o = (struct rn_orq_ent){ idx, rr.sink_stag, rr.sink_to, rr.size, 0 };
 	h = rdmap_ddp_tmpl(RDMAP_OP_READ_REQ, 0, 0, qp->tx.msn[RDMAP_QN_READ_REQ]++, 0);
@@ -566,7 +627,7 @@ static bool sq_start_one(struct rn_qp *qp, bool *stall)
 		return false;
 	}
 	qp->sq_proc++;
-	if (e->op >= RN_WR_BIND_MW) {
+	if (rn_wr_is_memory(e->op)) {
 		run_memory_wr(qp, e);
 		return false;
 	}
@@ -600,6 +661,7 @@ static bool rresp_next(struct rn_qp *qp)
 	h = rdmap_ddp_tmpl(RDMAP_OP_READ_RESP, r->sink_stag, r->sink_to, 0, 0);
 	start_segmenting(qp, &h, r->size);
 	qp->tx.has_body = false;
+	qp->tx.more = false;
 	qp->tx.cur = TXM_RRESP;
 	return true;
 }
@@ -743,7 +805,10 @@ static void message_framed(struct rn_qp *qp)
 	if (t->cur == TXM_RRESP) {
 		qp->irq_next++;
 		add_mark(qp, MARK_RRESP, 0);
-	} else if (!t->has_body) {
+	} else if (t->more) {
+		start_second(qp, rn_qp_sqe(qp, t->cur_idx));   /* same WR, no other message between */
+		return;
+	} else if (!is_read(rn_qp_sqe(qp, t->cur_idx)->op)) {
 		add_mark(qp, MARK_SQ, t->cur_idx);   /* Read Requests complete on their response */
 	}
 	t->cur = TXM_NONE;
@@ -768,7 +833,7 @@ static int encode_segment(struct rn_qp *qp)
 	if (zc == 0) {
 		if (gather(qp, &s, &pl) != 0)
 			return -1;
-		if (frame(qp, hdr, hl, pl, t->has_body ? RDMAP_READ_REQ_LEN : s.payload_len) != 0)
+		if (frame(qp, hdr, hl, pl, s.payload_len) != 0)
 			return -1;
 	}
 	if (s.hdr.last)

@@ -67,7 +67,12 @@ enum rn_wc_opcode {
 	RN_WC_OP_FAST_REG,
 	RN_WC_OP_LOCAL_INV,
 	RN_WC_OP_RECV,
-	RN_WC_OP_RECV_IMM,            /* RFC 7306 Immediate Data received (no RQ buffer consumed) */
+	RN_WC_OP_RECV_IMM,            /* RFC 7306 Immediate Data (kind "plain", docs/wire.md) received:
+	                               * it consumed one receive WQE (RQ or S-RQ), byte_len 0, the
+	                               * value in imm_data -> IBV_WC_RECV + IBV_WC_WITH_IMM */
+	RN_WC_OP_RECV_RDMA_IMM,       /* Immediate Data kind "follows an RDMA Write" (Write with
+	                               * immediate): likewise one WQE, byte_len 0
+	                               *                       -> IBV_WC_RECV_RDMA_WITH_IMM */
 	RN_WC_OP_COUNT
 };
 

@@ -5,15 +5,23 @@
 
 static bool op_has_data(uint8_t op)
 {
-	return op <= RN_WR_RDMA_WRITE;  /* Send types and Write */
+	/* Send types and Write, with or without immediate data */
+	return op <= RN_WR_RDMA_WRITE || op == RN_WR_SEND_IMM || op == RN_WR_RDMA_WRITE_IMM;
 }
 
 static bool op_is_send(uint8_t op)
 {
-	return op <= RN_WR_SEND_SE_INV;
+	return op <= RN_WR_SEND_SE_INV || op == RN_WR_SEND_IMM;
 }
 
-/* SOLICITED turns a Send into its SE form (libibverbs has one SEND opcode and a flag). */
+bool rn_wr_is_memory(uint8_t op)
+{
+	return op == RN_WR_BIND_MW || op == RN_WR_LOCAL_INV || op == RN_WR_FAST_REG;
+}
+
+/* SOLICITED turns a Send into its SE form (libibverbs has one SEND opcode and a flag). The
+ * immediate-data WRs keep their opcode: the flag picks the SE opcode of one of their two wire
+ * messages when they are started (rn_qp_tx.c). */
 uint8_t rn_wr_effective_op(const struct rn_send_wr *wr)
 {
 	uint8_t op = (uint8_t)wr->opcode;
@@ -40,6 +48,8 @@ enum rn_wc_opcode rn_wr_wc_opcode(uint8_t op)
 		[RN_WR_BIND_MW] = RN_WC_OP_BIND_MW,
 		[RN_WR_LOCAL_INV] = RN_WC_OP_LOCAL_INV,
 		[RN_WR_FAST_REG] = RN_WC_OP_FAST_REG,
+		[RN_WR_SEND_IMM] = RN_WC_OP_SEND,
+		[RN_WR_RDMA_WRITE_IMM] = RN_WC_OP_RDMA_WRITE,
 	};
 	return op < RN_WR_OPCODE_COUNT ? map[op] : RN_WC_OP_SEND;
 }
@@ -48,7 +58,7 @@ static uint32_t max_sge_for(const struct rn_qp *qp, uint8_t op)
 {
 	if (op_is_send(op))
 		return qp->alloc.max_send_sge;
-	if (op == RN_WR_RDMA_WRITE)
+	if (op == RN_WR_RDMA_WRITE || op == RN_WR_RDMA_WRITE_IMM)
 		return qp->alloc.max_write_sge;
 	if (op == RN_WR_RDMA_READ || op == RN_WR_RDMA_READ_INV)
 		return 1;   /* exactly one local address (§8.1.3.3); 0 = zero-length Read */

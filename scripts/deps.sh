@@ -7,6 +7,7 @@ PACKAGES=(
   gcc clang libclang-rt-14-dev pkg-config meson ninja-build python3
   libcmocka-dev libpcap-dev libbsd-dev tshark
   dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev iproute2 valgrind
+  ibverbs-utils rdmacm-utils perftest   # Debian programs the drop-in tests run (tests/dropin)
 )
 
 missing=()

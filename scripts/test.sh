@@ -83,6 +83,18 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
   fi
 fi
 
+# Interop with the real Linux siw driver in a QEMU guest (docs/interop.md); exit 77 = skipped
+# where QEMU cannot run. INTEROP=0 leaves it out.
+if [ "${INTEROP:-1}" != 0 ]; then
+  echo "== interop with Linux siw (tests/interop/siw_rping.sh)"
+  tests/interop/siw_rping.sh build; rc=$?
+  case $rc in
+    0) passed=$((passed + 1)) ;;
+    77) echo "interop: skipped" ;;
+    *) failed=$((failed + 1)); failures+=("interop: siw rping (see build/interop-ci)") ;;
+  esac
+fi
+
 echo
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "$passed passed, $failed failed"

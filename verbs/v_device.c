@@ -15,6 +15,7 @@
 
 #include "verbs_int.h"
 #include "verbs_dev.h"
+#include "v_post_err.h"
 
 #undef ibv_query_port   /* the header maps it to an inline; we define the function */
 
@@ -324,8 +325,8 @@ static void sv_ctx_ops(struct sv_context *c)
 	o->poll_cq = sv_poll_cq;
 	o->req_notify_cq = sv_req_notify_cq;
 	o->post_srq_recv = sv_post_srq_recv;
-	o->post_send = sv_post_send;
-	o->post_recv = sv_post_recv;
+	o->post_send = sv_post_send_ib;
+	o->post_recv = sv_post_recv_ib;
 	/* The extended ops we have; the header's helpers give EOPNOTSUPP for the others. */
 	c->vc.query_port = sv_query_port_ex;
 	c->vc.query_device_ex = sv_query_device_ex;

@@ -8,13 +8,13 @@
 
 #define SV_POST_BATCH 16
 
-/* ibv_wr_opcode -> rn_wr_opcode; -1: not offered (immediate data is RFC 7306, later; no
- * atomics: atomic_cap is NONE; TSO is for raw Ethernet). */
+/* ibv_wr_opcode -> rn_wr_opcode; -1: not offered (no atomics: atomic_cap is NONE; TSO is
+ * for raw Ethernet). Immediate data rides on RFC 7306 Immediate Data (docs/wire.md). */
 static const int sv_wr_op[] = {
 	[IBV_WR_RDMA_WRITE] = RN_WR_RDMA_WRITE,
-	[IBV_WR_RDMA_WRITE_WITH_IMM] = -1,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = RN_WR_RDMA_WRITE_IMM,
 	[IBV_WR_SEND] = RN_WR_SEND,                      /* SOLICITED -> Send with SE */
-	[IBV_WR_SEND_WITH_IMM] = -1,
+	[IBV_WR_SEND_WITH_IMM] = RN_WR_SEND_IMM,        /* SOLICITED -> SE on the Send */
 	[IBV_WR_RDMA_READ] = RN_WR_RDMA_READ,
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = -1,
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = -1,
@@ -83,7 +83,9 @@ static int sv_send_wr(const struct ibv_send_wr *w, struct rn_send_wr *r)
 	r->opcode = (enum rn_wr_opcode)op;
 	if (sv_flags(w->send_flags, &r->flags))
 		return EINVAL;
-	if (op == RN_WR_RDMA_WRITE || op == RN_WR_RDMA_READ || op == RN_WR_RDMA_READ_INV) {
+	r->imm_data = w->imm_data;   /* __be32: its bytes go on the wire as they are */
+	if (op == RN_WR_RDMA_WRITE || op == RN_WR_RDMA_WRITE_IMM || op == RN_WR_RDMA_READ ||
+	    op == RN_WR_RDMA_READ_INV) {
 		r->wr.rdma.remote_addr = w->wr.rdma.remote_addr;
 		r->wr.rdma.rkey = w->wr.rdma.rkey;
 	} else if (op == RN_WR_SEND_INV) {

@@ -97,6 +97,7 @@ static void sv_qp_rn_attr(struct sv_context *c, struct ibv_pd *pd,
 	a->inbound_write = !(ext & SOFTRNIC_QP_NO_REMOTE_WRITE);
 	a->bind_mw = true;
 	a->privileged = (ext & SOFTRNIC_QP_PRIVILEGED) != 0;
+	a->tolerant = (ext & SOFTRNIC_QP_TOLERANT) != 0;   /* VIA Unreliable service */
 	a->sq_sig_all = in->sq_sig_all != 0;
 	/* mem, evq, limits, qp_id, wake: rn_device_qp_create fills them */
 	a->context = in->qp_context;
@@ -184,6 +185,27 @@ struct ibv_qp *softrnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp
 }
 
 /* ---- query ------------------------------------------------------------------------------- */
+/* The Terminate rn_qp_query reports in Terminate / Error (verbs_ext.h). */
+int softrnic_query_qp_term(struct ibv_qp *qp, struct softrnic_qp_term *term)
+{
+	struct sv_qp *q = sv_qp(qp);
+	struct rn_qp_info info;
+	enum rn_status st;
+
+	if (!q || !term)
+		return EINVAL;
+	st = rn_qp_query(q->rn, &info);
+	if (st)
+		return sv_errno(st);
+	if (!info.term_valid)
+		return ENOENT;
+	term->local = info.term_local ? 1 : 0;
+	term->layer = info.term.err.layer;
+	term->etype = info.term.err.etype;
+	term->ecode = info.term.err.ecode;
+	return 0;
+}
+
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init)
 {

@@ -17,7 +17,8 @@ static const enum ibv_wc_opcode sv_wc_op[RN_WC_OP_COUNT] = {
 	[RN_WC_OP_FAST_REG] = SOFTRNIC_WC_FAST_REG,  /* no libibverbs opcode: verbs_ext.h */
 	[RN_WC_OP_LOCAL_INV] = IBV_WC_LOCAL_INV,
 	[RN_WC_OP_RECV] = IBV_WC_RECV,
-	[RN_WC_OP_RECV_IMM] = IBV_WC_RECV_RDMA_WITH_IMM, /* RFC 7306: no RQ buffer consumed */
+	[RN_WC_OP_RECV_IMM] = IBV_WC_RECV,            /* Immediate Data alone: byte_len 0, WITH_IMM */
+	[RN_WC_OP_RECV_RDMA_IMM] = IBV_WC_RECV_RDMA_WITH_IMM, /* Write with immediate */
 };
 
 /* RNIC completion status (Fig. 36) -> ibv_wc_status; rn_wc.h gives the reason per row. */
@@ -59,7 +60,8 @@ static enum ibv_wc_status sv_wc_status(const struct rn_cqe *e)
 			return IBV_WC_REM_ACCESS_ERR;
 		break;
 	case RN_WC_BASE_BOUNDS:       /* Receive: the message does not fit the buffers */
-		if (e->opcode == RN_WC_OP_RECV)
+		if (e->opcode == RN_WC_OP_RECV || e->opcode == RN_WC_OP_RECV_IMM ||
+		    e->opcode == RN_WC_OP_RECV_RDMA_IMM)
 			return IBV_WC_LOC_LEN_ERR;
 		break;
 	case RN_WC_ACCESS_VIOLATION:  /* Bind: window rights the MR cannot give */

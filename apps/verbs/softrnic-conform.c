@@ -10,6 +10,7 @@
  * every check passed on this side, 1 otherwise, 2 on bad usage.
  * Uses only <infiniband/verbs.h>, <rdma/rdma_cma.h> and <softrnic/verbs_ext.h>.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -815,7 +816,9 @@ static int c_prot(struct cx *x)
 	CK(qp_state(c) == IBV_QPS_ERR);
 	struct ibv_send_wr wr = { .wr_id = 2, .opcode = IBV_WR_RDMA_WRITE, .sg_list = &sg,
 				  .num_sge = 1, .send_flags = IBV_SEND_SIGNALED }, *badwr;
-	CK(ibv_post_send(c->qp, &wr, &badwr) != 0); /* Error state: refused at post */
+	/* Error state: accepted and flushed (libibverbs' rule, docs/verbs.md) */
+	CK(ibv_post_send(c->qp, &wr, &badwr) == 0);
+	CK(expect_wc(c->scq, 2, IBV_WC_WR_FLUSH_ERR) == 0);
 	return 0;
 }
 
@@ -857,6 +860,92 @@ static int c_disc(struct cx *x)
 	return 0;
 }
 
+/* RFC 7306 Send with immediate: 200 octets with a value, then a zero-length one with SE. */
+static int s_simm(struct cx *x)
+{
+	struct conn *c = &x->c[0];
+	struct gbuf *r = gb_new(x, x->pd, 512, IBV_ACCESS_LOCAL_WRITE, 0);
+	CK(r && recv_into(c, 1, r, 0, 256) == 0 && recv_into(c, 2, r, 256, 256) == 0);
+	CK(advertise(x, 0, NULL, 0, 0) == 0);
+	struct ibv_wc wc;
+	CK(wait_wc(c->rcq, &wc, WAIT_MS) == 0);
+	CK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV);
+	CK(wc.byte_len == 200 && (wc.wc_flags & IBV_WC_WITH_IMM));
+	CK(wc.imm_data == htonl(0x5eed1234));
+	CK(gb_is(r, 0, 200, 4, 0) && gb_all(r, 200, 56, 0));
+	CK(wait_wc(c->rcq, &wc, WAIT_MS) == 0);
+	CK(wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV);
+	CK(wc.byte_len == 0 && (wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == htonl(7));
+	CK(gb_all(r, 256, 256, 0));
+	return 0;
+}
+
+static int c_simm(struct cx *x)
+{
+	struct conn *c = &x->c[0];
+	struct gbuf *s = gb_new(x, x->pd, 256, IBV_ACCESS_LOCAL_WRITE, 0);
+	CK(s);
+	gb_fill(s, 4);
+	struct ibv_sge sg = { (uintptr_t)s->p, 200, s->mr->lkey };
+	struct ibv_send_wr wr;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 1;
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.imm_data = htonl(0x5eed1234);
+	CK(post_wr(c, &wr) == 0);
+	wr.wr_id = 2;
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE | IBV_SEND_SOLICITED;
+	wr.num_sge = 0;
+	wr.imm_data = htonl(7);
+	CK(post_wr(c, &wr) == 0);
+	CK(expect_wc(c->scq, 1, IBV_WC_SUCCESS) == 0);
+	return expect_wc(c->scq, 2, IBV_WC_SUCCESS);
+}
+
+/* RFC 7306 Write with immediate: 32 KiB; when the Receive completes (RECV_RDMA_WITH_IMM,
+ * byte_len 0) every octet is in place and the Receive's buffer is untouched. */
+static int s_wimm(struct cx *x)
+{
+	struct conn *c = &x->c[0];
+	struct gbuf *b = gb_new(x, x->pd, 32768,
+				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 0);
+	struct gbuf *r = gb_new(x, x->pd, 64, IBV_ACCESS_LOCAL_WRITE, 0);
+	CK(b && r && recv_into(c, 1, r, 0, 64) == 0);
+	CK(advertise(x, 0, b, b->mr->rkey, 0) == 0);
+	struct ibv_wc wc;
+	CK(wait_wc(c->rcq, &wc, WAIT_MS) == 0);
+	CK(gb_is(b, 0, b->len, 5, 0));
+	CK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS);
+	CK(wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.byte_len == 0);
+	CK((wc.wc_flags & IBV_WC_WITH_IMM) && wc.imm_data == htonl(0xfeedf00d));
+	CK(gb_all(r, 0, 64, 0));
+	return 0;
+}
+
+static int c_wimm(struct cx *x)
+{
+	struct conn *c = &x->c[0];
+	struct gbuf *s = gb_new(x, x->pd, 32768, IBV_ACCESS_LOCAL_WRITE, 0);
+	CK(s);
+	gb_fill(s, 5);
+	struct ibv_sge sg = { (uintptr_t)s->p, 32768, s->mr->lkey };
+	struct ibv_send_wr wr;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.imm_data = htonl(0xfeedf00d);
+	wr.wr.rdma.rkey = x->adv.rkey;
+	wr.wr.rdma.remote_addr = x->adv.addr;
+	CK(post_wr(c, &wr) == 0);
+	return expect_wc(c->scq, 1, IBV_WC_SUCCESS);
+}
+
 static const struct check checks[] = {
 	{ "send_recv_sgl_inline", 0, s_sgl, c_sgl },
 	{ "send_solicited_channel", 0, s_se, c_se },
@@ -874,6 +963,8 @@ static const struct check checks[] = {
 	{ "prot_one_byte_oob", 0, s_p_oob, c_prot },
 	{ "prot_no_rights", 0, s_p_rights, c_prot },
 	{ "disconnect_flush", 0, s_disc, c_disc },
+	{ "send_with_imm", 0, s_simm, c_simm },
+	{ "rdma_write_with_imm", 0, s_wimm, c_wimm },
 };
 #define NCHECKS ((int)(sizeof(checks) / sizeof(checks[0])))
 

@@ -385,6 +385,240 @@ static void test_tx_mulpdu_emss1448(void **state)
 				       (1442 - DDP_UNTAGGED_HDR_LEN));
 }
 
+/* ---- RFC 7306 Immediate Data on the wire (docs/wire.md) ---------------------------------- */
+
+/* An Immediate Data ULPDU: untagged, QN 0, L, the given MSN, 8 octets: value, kind, 0 0 0. */
+static size_t imm_ulpdu(uint8_t *u, uint8_t op, uint32_t msn, uint32_t imm, uint8_t kind,
+			size_t payload)
+{
+	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(op), 0, msn, payload);
+	memset(u + DDP_UNTAGGED_HDR_LEN, 0, payload);
+	memcpy(u + DDP_UNTAGGED_HDR_LEN, &imm, 4);
+	if (payload > 4)
+		u[DDP_UNTAGGED_HDR_LEN + 4] = kind;
+	return n;
+}
+
+/* A prefix Immediate Data then a Send: one Receive, the Send's data and the value. */
+static void test_imm_prefix_send(void **state)
+{
+	struct rawfx *f = *state;
+	uint8_t u[128];
+	struct rn_cqe e;
+
+	raw_fpdu(f, u, imm_ulpdu(u, RDMAP_OP_IMM_DATA, 1, 0x01020304, 1, 8), false);
+	raw_fpdu(f, u, send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND_SE), 0, 2, 20), false);
+	assert_true(q_poll(&f->b, NULL, f->b.rcq, &e));
+	assert_int_equal(e.status, RN_WC_SUCCESS);
+	assert_int_equal(e.wr_id, 1);
+	assert_int_equal(e.opcode, RN_WC_OP_RECV);
+	assert_int_equal(e.byte_len, 20);
+	assert_int_equal(e.flags, RN_CQE_F_IMM | RN_CQE_F_SOLICITED);
+	assert_int_equal(e.imm_data, 0x01020304);
+	assert_int_equal(f->rbuf.p[19], 19);
+}
+
+/* A prefix Immediate Data followed by a Write: Terminate "unexpected opcode" (0x0206) with
+ * the Write's DDP header copied; the Receive was not consumed (flushed). */
+static void test_imm_prefix_write(void **state)
+{
+	struct rawfx *f = *state;
+	uint8_t u[128], w[64] = { 0xc0 | 1, RDMAP_CTRL(RDMAP_OP_WRITE) };
+	struct got g;
+
+	raw_fpdu(f, u, imm_ulpdu(u, RDMAP_OP_IMM_DATA, 1, 7, 1, 8), false);
+	raw_fpdu(f, w, DDP_TAGGED_HDR_LEN + 16, false);
+	read_term(f, &g);
+	assert_true(g.term);
+	assert_int_equal(iwarp_err_u16(g.m.u.term.err), 0x0206);
+	assert_true(g.m.u.term.d);
+	assert_int_equal(g.m.u.term.ddp_hdr_len, DDP_TAGGED_HDR_LEN);
+	assert_memory_equal(g.m.u.term.ddp_hdr, w, DDP_TAGGED_HDR_LEN);
+	assert_int_equal(q_event(&f->d, f->b.qp), RN_AE_REM_UNEXPECTED_OPCODE);
+	q_expect(&f->b, NULL, f->b.rcq, 1, RN_WC_FLUSHED);
+}
+
+/* Immediate Data of 7 octets: malformed (0x02ff), not placed, no Receive consumed. */
+static void test_imm_bad_len(void **state)
+{
+	struct rawfx *f = *state;
+	uint8_t u[128];
+
+	raw_fpdu(f, u, imm_ulpdu(u, RDMAP_OP_IMM_DATA_SE, 1, 7, 0, 7), false);
+	expect_term(f, 0x02ff, RN_AE_REM_UNEXPECTED_OPCODE, true);
+}
+
+/* Atomics stay unimplemented: an Atomic Request is an unexpected opcode. */
+static void test_atomic_req_refused(void **state)
+{
+	struct rawfx *f = *state;
+	uint8_t u[128];
+	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_ATOMIC_REQ), 1, 1,
+			      RDMAP_ATOMIC_REQ_LEN);
+
+	raw_fpdu(f, u, n, false);
+	expect_term(f, 0x0206, RN_AE_REM_UNEXPECTED_OPCODE, false);
+}
+
+struct ulog {
+	size_t n;
+	uint8_t u[8][64];
+	size_t len[8];
+};
+
+static int on_log(void *arg, const uint8_t *u, size_t len)
+{
+	struct ulog *l = arg;
+	if (l->n < 8) {
+		memcpy(l->u[l->n], u, len < 64 ? len : 64);
+		l->len[l->n++] = len;
+	}
+	return 0;
+}
+
+/* What B sends for Write with immediate (SE) and Send with immediate (SE): Write, 0xD kind 0;
+ * then 0xC kind 1 and Send with SE; MSNs 1, 2, 3 on QN 0. */
+static void test_imm_wire(void **state)
+{
+	struct rawfx *f = *state;
+	struct mpa_rx_cfg rc = { .crc = f->raw.params.crc, .pos = f->raw.rx_pos };
+	struct ulog l = { 0 };
+	struct mpa_rx rx;
+	static uint8_t buf[65536], asm_buf[65536];
+	struct qbuf src;
+	struct rn_send_wr wr;
+	uint32_t imm = 0xdeadbeef;
+	struct rdmap_msg m;
+	struct iwarp_err err;
+
+	qbuf_new(&f->d, &src, 64, f->d.pd, RN_ACC_LOCAL_WRITE);
+	struct rn_rq_sge s = { (uintptr_t)src.p, 10, src.stag };
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = RN_WR_RDMA_WRITE_IMM;
+	wr.flags = RN_SEND_SOLICITED;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.imm_data = imm;
+	wr.wr.rdma.rkey = 0x1234;
+	wr.wr.rdma.remote_addr = 0x5000;
+	assert_int_equal(rn_qp_post_send(f->b.qp, &wr, NULL, NULL), RN_OK);
+	wr.opcode = RN_WR_SEND_IMM;
+	assert_int_equal(rn_qp_post_send(f->b.qp, &wr, NULL, NULL), RN_OK);
+	mpa_rx_init(&rx, &rc);
+	long long end = t_now_ms() + Q_WAIT_MS;
+	while (l.n < 4 && t_now_ms() < end) {
+		rn_qp_on_writable(f->b.qp);
+		ssize_t n = rn_conn_recv(f->raw.conn, buf, sizeof(buf));
+		if (n > 0)
+			assert_true(mpa_rx_feed(&rx, buf, (size_t)n, asm_buf, sizeof(asm_buf), on_log,
+						&l) >= 0);
+		else
+			poll(NULL, 0, 1);
+	}
+	assert_int_equal(l.n, 4);
+	static const uint8_t ops[4] = { RDMAP_OP_WRITE, RDMAP_OP_IMM_DATA_SE, RDMAP_OP_IMM_DATA,
+					RDMAP_OP_SEND_SE };
+	static const uint8_t kinds[4] = { 0, 0, 1, 0 };
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(rdmap_msg_decode(l.u[i], l.len[i], &m, &err), 0);
+		assert_int_equal(rdmap_msg_validate(&m, RDMAP_NQUEUES, true, &err), 0);
+		assert_int_equal(m.opcode, ops[i]);
+		assert_true(m.ddp.last);
+		if (i == 0)
+			continue;
+		assert_int_equal(m.ddp.qn, 0);
+		assert_int_equal(m.ddp.msn, i);
+		if (m.opcode == RDMAP_OP_SEND_SE) {
+			assert_int_equal(l.len[i], DDP_UNTAGGED_HDR_LEN + 10);
+			continue;
+		}
+		const uint8_t want[8] = { 0xef, 0xbe, 0xad, 0xde, kinds[i], 0, 0, 0 };
+		assert_int_equal(l.len[i], DDP_UNTAGGED_HDR_LEN + 8);
+		if (memcmp(&imm, "\xef\xbe\xad\xde", 4) == 0)   /* little-endian host */
+			assert_memory_equal(l.u[i] + DDP_UNTAGGED_HDR_LEN, want, 8);
+		else
+			assert_memory_equal(l.u[i] + DDP_UNTAGGED_HDR_LEN, &imm, 4);
+		assert_int_equal(l.u[i][DDP_UNTAGGED_HDR_LEN + 4], kinds[i]);
+	}
+	qbuf_free(&f->d, &src);
+}
+
+/* A tolerant QP still terminates on framing errors: DDP version 2 -> 0x1206. */
+static void tol_attr(struct rn_qp_init_attr *a)
+{
+	a->tolerant = true;
+}
+
+static int setup_tol(void **state)
+{
+	struct rawfx *f = calloc(1, sizeof(*f));
+	qdev_init(&f->d);
+	qside_create(&f->b, &f->d, tol_attr);
+	q_cm_pair(&f->raw, &f->b.h, true, false);
+	q_rts(&f->b);
+	mpa_tx_init(&f->tx, f->raw.params.crc, f->raw.params.markers_tx);
+	f->tx.pos = f->raw.tx_pos;
+	qbuf_new(&f->d, &f->rbuf, 4096, f->d.pd, RN_ACC_LOCAL_WRITE | RN_ACC_REMOTE_WRITE);
+	assert_int_equal(q_recv(&f->b, 1, &f->rbuf, 0, 4096), RN_OK);
+	*state = f;
+	return 0;
+}
+
+/* Tolerant: a Write to STag 0 is dropped (event), then a bad DDP version still terminates. */
+static void test_tol_framing_terminates(void **state)
+{
+	struct rawfx *f = *state;
+	uint8_t w[64] = { 0xc0 | 1, RDMAP_CTRL(RDMAP_OP_WRITE) };
+	uint8_t u[128];
+
+	raw_fpdu(f, w, DDP_TAGGED_HDR_LEN + 16, false);
+	long long end = t_now_ms() + Q_WAIT_MS;
+	enum rn_event_id ev = RN_AE_NONE;
+	while (ev == RN_AE_NONE && t_now_ms() < end) {
+		rn_qp_on_readable(f->b.qp);
+		ev = q_event(&f->d, f->b.qp);
+	}
+	assert_int_equal(ev, RN_AE_PROT_INVALID_STAG);
+	assert_int_equal(q_state(&f->b), RN_QPS_RTS);
+	raw_fpdu(f, u, send_ulpdu(u, 0x40 | 2, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 8), false);
+	expect_term(f, 0x1206, RN_AE_REM_INVALID_DDP_VERSION, false);
+}
+
+/* Tolerant: 400 one-segment Writes with random STags (a third of them the real one), random
+ * TOs around the region and random lengths: the bad ones are dropped, none lands outside
+ * the region, the QP stays in RTS and a Send afterwards completes. */
+static void test_tol_random_writes(void **state)
+{
+	struct rawfx *f = *state;
+	uint8_t u[DDP_TAGGED_HDR_LEN + 300];
+	uint32_t x = 4242;
+	struct rn_cqe e;
+
+	for (int i = 0; i < 400 && q_state(&f->b) == RN_QPS_RTS; i++) {
+		x = x * 1103515245u + 12345u;
+		uint32_t stag = (x >> 8) % 3 == 0 ? f->rbuf.stag : x;
+		x = x * 1103515245u + 12345u;
+		uint64_t to = (uintptr_t)f->rbuf.p - 200 + (x >> 8) % (f->rbuf.len + 400);
+		x = x * 1103515245u + 12345u;
+		size_t len = (x >> 8) % 300;
+		struct ddp_hdr h = ddp_hdr_tagged(RDMAP_CTRL(RDMAP_OP_WRITE), stag, to);
+		h.last = true;
+		assert_int_equal(ddp_hdr_encode(&h, u, DDP_TAGGED_HDR_LEN), DDP_TAGGED_HDR_LEN);
+		memset(u + DDP_TAGGED_HDR_LEN, 0x33, len);
+		raw_fpdu(f, u, DDP_TAGGED_HDR_LEN + len, false);
+		q_drain_events(&f->d);
+	}
+	for (int i = 0; i < 50; i++)
+		rn_qp_on_readable(f->b.qp);
+	assert_int_equal(q_state(&f->b), RN_QPS_RTS);
+	assert_true(qbuf_guards_ok(&f->rbuf));
+	raw_fpdu(f, u, send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 30), false);
+	assert_true(q_poll(&f->b, NULL, f->b.rcq, &e));
+	assert_int_equal(e.status, RN_WC_SUCCESS);
+	assert_int_equal(e.byte_len, 30);
+	assert_true(qbuf_guards_ok(&f->rbuf));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +634,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rx_max_ulpdu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_mulpdu_from_mss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_mulpdu_emss1448, setup_emss1448, teardown),
+		cmocka_unit_test_setup_teardown(test_imm_prefix_send, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_imm_prefix_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_imm_bad_len, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_req_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_imm_wire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tol_framing_terminates, setup_tol, teardown),
+		cmocka_unit_test_setup_teardown(test_tol_random_writes, setup_tol, teardown),
 	};
 	return cmocka_run_group_tests_name("rnic_qp_raw", tests, NULL, NULL);
 }

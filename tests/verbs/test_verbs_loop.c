@@ -3,7 +3,7 @@
  * softrnic_qp_connect (what our librdmacm does); then Send, Send with Solicited Event and a
  * completion channel, RDMA Write, RDMA Read, Send with Invalidate of a type-2 window, and
  * flushes on the way down. Everything after the connect is <infiniband/verbs.h> only. */
-#include "tv_util.h"
+#include "tv_loop.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -77,47 +77,9 @@ static void side_close(struct side *s)
 	free(s->buf);
 }
 
-/* MPA over loopback, both ends driven from this thread; ESTABLISHED -> handoff -> QP. */
 static void connect_pair(struct pair *p)
 {
-	const struct rn_transport *t = rn_sock_transport();
-	struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	struct rn_conn *lis, *c = NULL;
-	struct rn_cm *acm, *pcm = NULL;
-	struct rn_cm_handoff ha, hb;
-	struct rn_cm_cfg cfg;
-	long long end = now_ms() + WAIT_MS;
-
-	rn_cm_cfg_default(&cfg);
-	assert_int_equal(rn_tp_listen(t, (struct sockaddr *)&la, sizeof(la), 4, &lis), 0);
-	assert_int_equal(rn_conn_local_addr(lis, (struct sockaddr *)&ss, &len), 0);
-	la.sin_port = ((struct sockaddr_in *)&ss)->sin_port;
-	assert_int_equal(rn_cm_connect(t, (struct sockaddr *)&la, sizeof(la), &cfg, "hi", 2, &acm),
-			 0);
-	while (now_ms() < end) {
-		if (!pcm && rn_conn_accept(lis, &c) == 0)
-			assert_int_equal(rn_cm_passive(c, &cfg, &pcm), 0);
-		rn_cm_progress(acm);
-		if (pcm && rn_cm_progress(pcm) == RN_CM_WAIT_ACCEPT)
-			assert_int_equal(rn_cm_accept(pcm, NULL, 0), 0);
-		if (pcm && rn_cm_state(acm) == RN_CM_ESTABLISHED &&
-		    rn_cm_state(pcm) == RN_CM_ESTABLISHED)
-			break;
-		usleep(500);
-	}
-	assert_int_equal(rn_cm_state(acm), RN_CM_ESTABLISHED);
-	assert_int_equal(rn_cm_state(pcm), RN_CM_ESTABLISHED);
-	assert_int_equal(rn_cm_handoff(acm, &ha), 0);
-	assert_int_equal(rn_cm_handoff(pcm, &hb), 0);
-	assert_int_equal(softrnic_qp_connect(p->a.qp, &ha), 0);
-	assert_int_equal(softrnic_qp_connect(p->b.qp, &hb), 0);
-	assert_null(ha.conn);
-	assert_int_equal(softrnic_qp_connect(p->a.qp, &hb), EINVAL);   /* no conn, not Idle */
-	rn_cm_destroy(acm);
-	rn_cm_destroy(pcm);
-	rn_conn_close(lis);
+	tv_connect_qps(p->a.qp, p->b.qp);
 }
 
 static int setup(void **state)

@@ -14,15 +14,30 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Destroyed channels are kept (fd -1) and reused instead of freed: programs call
+ * rdma_get_cm_event on a channel another thread has just destroyed (rping's CM thread, when
+ * its main thread tears down right after the DISCONNECTED event). librdmacm then reads freed
+ * memory and a closed fd; here the getter finds fd -1 and waits like one that was already
+ * blocked (rcm_destroyed_while_waiting). At most as many as were ever open at once. */
+static struct rcm_channel *rcm_dead_channels; /* rcm_lock */
+
 struct rcm_channel *rcm_channel_new(void)
 {
 	int sv[2];
-	struct rcm_channel *ch = calloc(1, sizeof(*ch));
+	struct rcm_channel *ch;
 
-	if (ch == NULL)
+	pthread_mutex_lock(&rcm_lock);
+	ch = rcm_dead_channels;
+	if (ch != NULL)
+		rcm_dead_channels = ch->next_dead;
+	pthread_mutex_unlock(&rcm_lock);
+	if (ch == NULL && (ch = calloc(1, sizeof(*ch))) == NULL)
 		return NULL;
+	*ch = (struct rcm_channel){ .pub.fd = -1, .wfd = -1 };
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-		free(ch);
+		int e = errno;
+		rcm_channel_free(ch);
+		errno = e;
 		return NULL;
 	}
 	ch->pub.fd = sv[0];
@@ -39,9 +54,15 @@ void rcm_channel_free(struct rcm_channel *ch)
 		free(e);
 		e = next;
 	}
-	close(ch->pub.fd);
-	close(ch->wfd);
-	free(ch);
+	if (ch->pub.fd >= 0)
+		close(ch->pub.fd);
+	if (ch->wfd >= 0)
+		close(ch->wfd);
+	*ch = (struct rcm_channel){ .pub.fd = -1, .wfd = -1 };
+	pthread_mutex_lock(&rcm_lock);
+	ch->next_dead = rcm_dead_channels;
+	rcm_dead_channels = ch;
+	pthread_mutex_unlock(&rcm_lock);
 }
 
 RCM_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
@@ -195,6 +216,19 @@ static struct rcm_event *take(struct rcm_channel *ch)
 	return e;
 }
 
+/* Another thread destroyed the channel while this one waited in read() (end of stream: the
+ * writing end was closed). With librdmacm the reader of the kernel's rdma_cm fd stays blocked
+ * in that case until the process ends, and programs rely on it: rping's main thread destroys
+ * the channel and exits while its CM thread still waits, and must exit 0 (docs/dropin.md).
+ * Returning an error here would make such a thread report a failure and exit(-1) first. So
+ * wait the same way, as a cancellation point (pthread_cancel still ends the thread); the
+ * channel's memory is never touched again. */
+static _Noreturn void rcm_destroyed_while_waiting(void)
+{
+	for (;;)
+		pause();
+}
+
 RCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 				 struct rdma_cm_event **event)
 {
@@ -203,11 +237,13 @@ RCM_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 	struct rcm_channel *ch = rcm_ch_of(channel);
 	for (;;) {
 		uint8_t b;
+		if (ch->pub.fd < 0) /* destroyed (rcm_dead_channels) */
+			rcm_destroyed_while_waiting();
 		ssize_t n = read(ch->pub.fd, &b, 1); /* blocks unless the consumer set O_NONBLOCK */
 		if (n < 0)
 			return -1; /* errno from read: EAGAIN, EINTR */
 		if (n == 0)
-			return rcm_err(ENODEV);
+			rcm_destroyed_while_waiting();
 		pthread_mutex_lock(&rcm_lock);
 		struct rcm_event *e = take(ch);
 		pthread_mutex_unlock(&rcm_lock);

@@ -286,9 +286,15 @@ void rcm_id_teardown(struct rcm_id *id)
 	if (id->conn != NULL)
 		rn_conn_close(id->conn);
 	id->conn = NULL;
-	if (id->qp_linked && id->state == RCM_CONNECTED)
-		(void)rcm_qp_disconnect(id);
-	rcm_qp_unwatch(id); /* the id goes: no callback may name it any more */
+	/* The application may have destroyed the QP itself (ibv_destroy_qp on a QP made by
+	 * rdma_create_qp: rping does, and librdmacm's rdma_destroy_id never touches id->qp).
+	 * Destroying it released its stream, which ran the close callback (llp_down) for the
+	 * last time, so then the QP is neither read nor unregistered from. */
+	if (id->qp_linked && !atomic_load(&id->llp_down)) {
+		if (id->state == RCM_CONNECTED)
+			(void)rcm_qp_disconnect(id);
+		rcm_qp_unwatch(id); /* the id goes: no callback may name it any more */
+	}
 	id->qp_linked = false;
 }
 

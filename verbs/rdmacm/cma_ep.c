@@ -112,6 +112,7 @@ static int ep_passive(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct i
 		if (r->ep_attr == NULL)
 			return rcm_err(ENOMEM);
 		*r->ep_attr = *attr;
+		r->ep_attr->qp_type = res->ai_qp_type; /* librdmacm: the QP type is res's */
 	}
 	return 0;
 }
@@ -123,7 +124,10 @@ static int ep_active(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct ib
 		return -1;
 	if (rdma_resolve_route(id, 2000) != 0)
 		return -1;
-	return attr != NULL ? rdma_create_qp(id, pd, attr) : 0;
+	if (attr == NULL)
+		return 0;
+	attr->qp_type = res->ai_qp_type; /* as librdmacm: callers leave it 0 (rdma_client) */
+	return rdma_create_qp(id, pd, attr);
 }
 
 RCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,

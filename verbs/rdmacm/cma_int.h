@@ -66,6 +66,7 @@ struct rcm_channel {
 	struct rcm_event *head, *tail; /* queued, not yet taken */
 	unsigned debt;                 /* octets a getter consumed for an event removed since */
 	unsigned ids;                  /* ids on this channel (destroy refuses while > 0) */
+	struct rcm_channel *next_dead; /* destroyed, kept for reuse (cma_channel.c) */
 };
 
 struct rcm_id {

@@ -7,7 +7,10 @@
  *   - RDMA Read with Invalidate Local STag (RDMAP opcode 0x7 semantics on the local side:
  *     the sink STag is invalidated when the Read completes), as an ibv_post_send opcode.
  *   - The RNIC's own completion status behind ibv_wc.vendor_err.
- *   - RFC 7306 (Immediate Data, atomics) is reserved for later.
+ *   - Tolerant QPs (VIA's Unreliable service): per-message receive errors do not end the stream.
+ *   - The Terminate a QP sent or received, for upper layers that map it (VIPL).
+ *   RFC 7306 Immediate Data rides on the standard opcodes IBV_WR_SEND_WITH_IMM and
+ *   IBV_WR_RDMA_WRITE_WITH_IMM (docs/verbs.md); RFC 7306 atomics are reserved for later.
  *
  * Every name is prefixed softrnic_ / SOFTRNIC_. */
 #ifndef SOFTRNIC_VERBS_EXT_H
@@ -39,7 +42,17 @@ enum softrnic_qp_flags {
 	SOFTRNIC_QP_NO_REMOTE_READ = 1u << 1,   /* refuse inbound RDMA Read Requests */
 	SOFTRNIC_QP_NO_REMOTE_WRITE = 1u << 2,  /* refuse inbound RDMA Writes (and so Read
 	                                         * Responses: this QP cannot issue Reads) */
-	SOFTRNIC_QP_FLAGS_ALL = (1u << 3) - 1
+	/* Tolerant receive (VIA Unreliable service, docs/vipl.md V6): an incoming Send or
+	 * Immediate Data with no receive posted is dropped (async IBV_EVENT_QP_REQ_ERR, QP stays
+	 * RTS); one longer than its receive completes that receive with IBV_WC_LOC_LEN_ERR
+	 * (byte_len 0) and the rest of the message is dropped; a tagged message or Read Request
+	 * that fails its STag checks is dropped without a Terminate (async IBV_EVENT_QP_ACCESS_ERR,
+	 * QP stays RTS; a Read Request over the IRD: IBV_EVENT_QP_REQ_ERR). Errors that lose the
+	 * framing (MPA CRC, markers, malformed headers, DDP / RDMAP version, QN / MSN / MO,
+	 * unexpected opcodes) and bad Read Responses still end the stream as usual
+	 * (docs/rnic-decisions.md P13, P14). */
+	SOFTRNIC_QP_TOLERANT = 1u << 3,
+	SOFTRNIC_QP_FLAGS_ALL = (1u << 4) - 1
 };
 struct ibv_qp *softrnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr,
 				  unsigned int flags);
@@ -71,6 +84,17 @@ struct softrnic_fast_reg_wr {
  * is full). A failed execution completes as IBV_WC_LOC_PROT_ERR / IBV_WC_LOC_QP_OP_ERR with the
  * RNIC status in vendor_err. */
 int softrnic_post_fast_reg(struct ibv_qp *qp, const struct softrnic_fast_reg_wr *wr);
+
+/* The Terminate message of a QP in Terminate or Error state (RFC 5040 §4.8): who sent it and
+ * its layer / error type / error code. 0 when one is known, ENOENT when none was sent or
+ * received, EINVAL for a NULL argument. */
+struct softrnic_qp_term {
+	int local;          /* 1: this QP sent it (it detected the error); 0: the peer sent it */
+	uint8_t layer;      /* 0 RDMAP, 1 DDP, 2 LLP (MPA) */
+	uint8_t etype;
+	uint8_t ecode;
+};
+int softrnic_query_qp_term(struct ibv_qp *qp, struct softrnic_qp_term *term);
 
 /* The RNIC's completion status text for ibv_wc.vendor_err of a failed completion (RDMA Verbs
  * Fig. 36 wording, e.g. "Base and bounds violation"). */

@@ -1,0 +1,63 @@
+/* vp: shared parts of the VIPL example programs (vipl-pingpong, vipl-bw): options, opening
+ * the NIC, one registered buffer, connecting a VI as server or client, pattern checks and
+ * perftest-style statistics. Only <vipl.h> is used. */
+#ifndef VP_H
+#define VP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vipl.h"
+
+struct vp_opts {
+	bool server;
+	const char *peer;          /* client: server host[:port] */
+	const char *local;         /* -l ip[:port]: this process's NIC address */
+	const char *disc;          /* -d discriminator */
+	unsigned long iters;       /* -n */
+	uint32_t size;             /* -S */
+	bool all_sizes;            /* -a: 2 B .. 64 KiB */
+	VIP_RELIABILITY_LEVEL rel; /* -r ur|rd|rr */
+	bool poll;                 /* -p: spin on Vip*Done instead of Vip*Wait */
+	bool yield;                /* -y: as -p, with sched_yield() after each empty poll */
+	bool verify;               /* -v */
+	unsigned window;           /* -w (vipl-bw) */
+	unsigned long timeout_ms;  /* -t: connection and completion waits */
+};
+
+struct vp {
+	struct vp_opts o;
+	VIP_NIC_HANDLE nic;
+	VIP_NIC_ATTRIBUTES attr;
+	VIP_PROTECTION_HANDLE ptag;
+	VIP_VI_HANDLE vi;
+	uint8_t *mem;
+	size_t mem_len, used;
+	VIP_MEM_HANDLE mh;
+};
+
+int vp_parse(struct vp_opts *o, int argc, char **argv, const char *prog, bool bw);
+int vp_open(struct vp *v, size_t mem_len);
+void *vp_alloc(struct vp *v, size_t len);
+VIP_DESCRIPTOR *vp_desc(struct vp *v, void *buf, uint32_t len);
+int vp_connect(struct vp *v);
+void vp_close(struct vp *v);
+int vp_post_send(struct vp *v, VIP_DESCRIPTOR *d, uint32_t len);
+int vp_post_recv(struct vp *v, VIP_DESCRIPTOR *d);
+VIP_DESCRIPTOR *vp_wait_recv(struct vp *v);
+VIP_DESCRIPTOR *vp_wait_send(struct vp *v);
+const char *vp_rc(VIP_RETURN rc);
+uint64_t vp_now_ns(void);
+void vp_fill(uint8_t *p, uint32_t len, uint32_t seed);
+bool vp_check(const uint8_t *p, uint32_t len, uint32_t seed);
+/* Sizes to run: opts' single size, or powers of two 2..65536 (capped by the MTU). */
+unsigned vp_sizes(const struct vp *v, uint32_t *out, unsigned max);
+
+/* Latency report (one-way = RTT/2, microseconds): prints and returns 0. */
+void vp_lat_header(void);
+void vp_lat_report(uint32_t size, double *us, unsigned long n);
+void vp_bw_header(void);
+void vp_bw_report(uint32_t size, unsigned long n, uint64_t ns);
+
+#endif

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Interop of softrnic with the real Linux siw driver (QEMU guests from siw-vm).
+#
+#   scripts/interop.sh ci [BUILD_DIR]              short check (tests/interop/siw_rping.sh)
+#   scripts/interop.sh matrix [BUILD_DIR [OUT]]    the full rping matrix of docs/interop.md
+#   scripts/interop.sh perftest DROPIN_BUILD_DIR [OUT]   Debian perftest on the drop-in libs
+#
+# matrix boots four guests: g1 stock siw, g2 crc (mpa_crc_required), g3 p2p (peer_to_peer),
+# g4 stock with a rebuilt siw.ko whose mpa_version is 1 (siw's tunables are const globals
+# since 6.x, not module parameters, so an MPA rev 1 siw is a rebuilt module). Every case
+# runs softrnic-rping on the host against Debian's rping in a guest, one direction, with the
+# data verified (-V on the client), captures the bridge, decodes it with tshark and
+# apps/iwarp-dump, and checks the negotiated MPA options. Writes OUT/matrix.md (default OUT:
+# BUILD_DIR/interop-matrix) and exits non-zero if a case failed.
+# Needs root. Takes ~5 min on a 2-core TCG host. IA_ATTEMPTS (default 4) bounds the retries
+# of a host-client case that fails with the siw race signature (docs/interop.md F1).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+case $mode in
+ci) shift; exec "$ROOT/tests/interop/siw_rping.sh" "$@" ;;
+perftest) shift; exec "$ROOT/tests/interop/perftest.sh" "$@" ;;
+matrix) shift ;;
+*) echo "usage: $0 ci [BUILD_DIR] | matrix [BUILD_DIR [OUT]] | perftest DROPIN_BUILD_DIR [OUT]" >&2; exit 2 ;;
+esac
+BUILD=$(readlink -f "${1:-$ROOT/build}")
+OUT=${2:-$BUILD/interop-matrix}
+ATTEMPTS=${IA_ATTEMPTS:-4}
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 77; }
+export SIWVM_RUN=${SIWVM_RUN:-/run/siwvm-matrix} SIWVM_NETNS=${SIWVM_NETNS-siwvm-mx}
+source "$ROOT/tests/interop/lib.sh"
+rm -rf "$OUT"
+ia_init "$BUILD" "$OUT" || { echo "siw-vm not found" >&2; exit 77; }
+CACHE=${SIWVM_CACHE:-/var/cache/siwvm}
+BIG=65000   # Debian rping's largest buffer is 65535
+
+# build_rev1: siw.ko from the image's own siw source with mpa_version = MPA_REVISION_1.
+build_rev1() {
+	local k src d
+	k=$(ls -d "$CACHE"/k/*/ 2>/dev/null | head -n1) || return 1
+	src=$k/siw-stock
+	d=$OUT/siw-rev1
+	[ -f "$src/siw_main.c" ] || return 1
+	mkdir -p "$d"
+	cp "$src"/*.[ch] "$src/Makefile" "$src/Kconfig" "$d/" 2>/dev/null
+	rm -f "$d"/*.mod.c
+	sed -i -E 's/^u_char mpa_version = MPA_REVISION_2;/u_char mpa_version = MPA_REVISION_1;/' "$d/siw_main.c"
+	grep -q 'mpa_version = MPA_REVISION_1;' "$d/siw_main.c" || return 1
+	make -s -C "$(ls -d "$k"/hdr/usr/src/linux-headers-*-amd64 | head -n1)" M="$d" CONFIG_RDMA_SIW=m \
+		CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$OUT/siw-rev1.build.log" 2>&1 || return 1
+	strip --strip-debug "$d/siw.ko"
+}
+
+# load_rev1 G: swap the guest's siw for the rev 1 build (through the 9p share).
+load_rev1() {
+	local share
+	share=$(cat "$SIWVM_RUN/share.path") || return 1
+	cp "$OUT/siw-rev1/siw.ko" "$share/siw-rev1.ko" || return 1
+	ia_sv exec -t 60 "$1" 'rdma link delete siw0 && rmmod siw && insmod /mnt/host/siw-rev1.ko &&
+		rdma link add siw0 type siw netdev eth0 && rdma link show' >"$OUT/rev1-load.log" 2>&1
+}
+
+ia_sv build >"$OUT/build.log" 2>&1 || { tail "$OUT/build.log"; exit 1; }
+rev1=0
+build_rev1 && rev1=1
+trap 'ia_capture_stop; ia_down' EXIT
+trap 'exit 143' TERM INT
+ia_down
+ia_up stock,crc,p2p,stock 4 || { echo "siw-vm up failed" >&2; exit 1; }
+[ $rev1 = 1 ] && { load_rev1 g4 || rev1=0; }
+
+# name guest dir server-args client-args expected-request expected-reply crc(0/1)
+# (MPA fields: revision,CRC flag,Marker flag,private data; rev 1 frames carry none here)
+CASES=(
+	"stock-h2g-64   g1 h2g |-C 10 -v|       |-C 10 -v -V|          2,0,0,8001c001 2,0,0,80018001 0"
+	"stock-h2g-big  g1 h2g |-S $BIG|        |-C 10 -V -S $BIG|     2,0,0,8001c001 2,0,0,80018001 0"
+	"stock-g2h-64   g1 g2h |-v|             |-C 10 -v -V|          2,0,0,00010001 2,0,0,00010001 0"
+	"stock-g2h-big  g1 g2h ||               |-C 10 -V -S $BIG|     2,0,0,00010001 2,0,0,00010001 0"
+	"crc-h2g-64     g2 h2g |-C 10 -v|       |-C 10 -v -V|          2,0,0,8001c001 2,0,0,80018001 0"
+	"crc-g2h-64     g2 g2h |-v|             |-C 10 -v -V|          2,1,0,00010001 2,1,0,00010001 1"
+	"crc-g2h-big    g2 g2h ||               |-C 10 -V -S $BIG|     2,1,0,00010001 2,1,0,00010001 1"
+	"p2p-h2g-64     g3 h2g |-C 10 -v|       |-C 10 -v -V|          2,0,0,8001c001 2,0,0,80018001 0"
+	"p2p-g2h-64     g3 g2h |-v|             |-C 10 -v -V|          2,0,0,8001c001 2,0,0,80018001 0"
+	"p2p-g2h-big    g3 g2h ||               |-C 10 -V -S $BIG|     2,0,0,8001c001 2,0,0,80018001 0"
+	"rev1-g2h-64    g4 g2h |-v|             |-C 10 -v -V|          1,0,0, 1,0,0, 0"
+	"rev1-g2h-big   g4 g2h ||               |-C 10 -V -S $BIG|     1,0,0, 1,0,0, 0"
+	"rev1-h2g-64    g4 h2g |-C 10 -v|       |-C 10 -v -V|          2,0,0,8001c001 2,0,0,80018001 0"
+)
+
+fails=0
+{
+	echo "| case | siw | direction | result | attempts | MPA request (rev,C,M,pd) | MPA reply | FPDUs tshark / iwarp-dump | CRC good/bad | malformed | notes |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+} >"$OUT/matrix.md"
+
+run_case() {   # the fields of one CASES line
+	local line=$1 name g dir sargs cargs ereq erep ecrc a r dec tries=0 races=0 why=""
+	name=$(awk '{print $1}' <<<"$line"); g=$(awk '{print $2}' <<<"$line"); dir=$(awk '{print $3}' <<<"$line")
+	sargs=$(cut -d'|' -f2 <<<"$line"); cargs=$(cut -d'|' -f4 <<<"$line")
+	read -r ereq erep ecrc <<<"$(cut -d'|' -f5 <<<"$line")"
+	if [ "${name%%-*}" = rev1 ] && [ $rev1 = 0 ]; then
+		echo "| $name | $g | $dir | NOT RUN (rev 1 siw.ko not built/loaded) | | | | | | | |" >>"$OUT/matrix.md"
+		return
+	fi
+	for a in $(seq "$ATTEMPTS"); do
+		tries=$a
+		ia_capture_start "$name" || return
+		if [ "$dir" = h2g ]; then ia_h2g "$name" "$g" "$sargs" "$cargs"; else ia_g2h "$name" "$g" "$sargs" "$cargs"; fi
+		r=$?
+		ia_capture_stop
+		[ $r = 0 ] && break
+		[ "$dir" = h2g ] && ia_siw_silent "$OUT/$name.pcap" "$(ia_guest_ip "$g")" || break
+		races=$((races + 1))
+		mv "$OUT/$name.pcap" "$OUT/$name-race$a.pcap"
+	done
+	[ $r = 0 ] || why+=" exchange"
+	dec=$(ia_decode "$OUT/$name.pcap") || { r=1; why+=" decode"; }
+	local req rep nts ndump good bad mal
+	req=$(sed -E 's/.*req\(rev,C,M,pd\)=([^ ]*) .*/\1/' <<<"$dec"); rep=$(sed -E 's/.* rep=([^ ]*) .*/\1/' <<<"$dec")
+	nts=$(sed -E 's/.*tshark=([0-9]+).*/\1/' <<<"$dec"); ndump=$(sed -E 's/.*iwarp-dump=([0-9]+).*/\1/' <<<"$dec")
+	good=$(sed -E 's/.*good=([0-9]+).*/\1/' <<<"$dec"); bad=$(sed -E 's/.*bad=([0-9]+).*/\1/' <<<"$dec")
+	mal=$(sed -E 's/.*malformed=([0-9]+).*/\1/' <<<"$dec")
+	[ "$req" = "$ereq" ] || { r=1; why+=" request!=$ereq"; }
+	[ "$rep" = "$erep" ] || { r=1; why+=" reply!=$erep"; }
+	if [ "$ecrc" = 1 ]; then [ "$good" = "$nts" ] || { r=1; why+=" crc"; }; else [ "$good" = 0 ] || { r=1; why+=" crc"; }; fi
+	# the client prints every ping it verified: 10 of them
+	if [ "$dir" = h2g ]; then grep -q 'client: 10 pings.*verified' "$OUT/$name.host.log" || { r=1; why+=" count"; }
+	else grep -q 'server: 10 pings' "$OUT/$name.host.log" || { r=1; why+=" count"; }; fi
+	local res=PASS note=""
+	grep -q 'teardown race F6' "$OUT/$name.guest.log" 2>/dev/null && note="rping exit status lost (F6)"
+	[ $r = 0 ] || { res="FAIL${why}"; fails=$((fails + 1)); }
+	echo "| $name | $g | $dir | $res | $tries (siw race: $races) | $req | $rep | $nts / $ndump | $good/$bad | $mal | $note |" >>"$OUT/matrix.md"
+	echo "$name: $res ($dec; attempts $tries)"
+}
+
+for c in "${CASES[@]}"; do run_case "$c"; done
+ia_sv exec g1 'dmesg | grep -i siw | tail -n 20' >"$OUT/g1-dmesg.log" 2>&1
+cat "$OUT/matrix.md"
+[ $fails = 0 ]

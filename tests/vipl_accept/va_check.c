@@ -1,0 +1,86 @@
+/* va_check: failure reports that say what differed, names of codes and status bits, clocks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "va.h"
+
+_Noreturn void va_fail(struct va_ctx *ctx, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s[%c]: FAIL (line %d): ", ctx->scenario, ctx->role, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+	/* _exit: no VIPL teardown (atexit/destructors) that could block a failing process. */
+	_Exit(1);
+}
+
+void va_note(struct va_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	printf("%s[%c]: ", ctx->scenario, ctx->role);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+const char *va_rc_name(VIP_RETURN rc)
+{
+	static const char *const n[] = {
+		"VIP_SUCCESS", "VIP_NOT_DONE", "VIP_INVALID_PARAMETER", "VIP_ERROR_RESOURCE",
+		"VIP_TIMEOUT", "VIP_REJECT", "VIP_INVALID_RELIABILITY_LEVEL", "VIP_INVALID_MTU",
+		"VIP_INVALID_QOS", "VIP_INVALID_PTAG", "VIP_INVALID_RDMAREAD",
+		"VIP_DESCRIPTOR_ERROR", "VIP_INVALID_STATE", "VIP_ERROR_NAMESERVICE",
+		"VIP_NO_MATCH",
+	};
+	return (unsigned)rc < sizeof(n) / sizeof(n[0]) ? n[rc] : "VIP_RETURN(?)";
+}
+
+const char *va_state_name(VIP_VI_STATE s)
+{
+	static const char *const n[] = { "IDLE", "CONNECTED", "CONNECT_PENDING", "ERROR" };
+	return (unsigned)s < 4 ? n[s] : "STATE(?)";
+}
+
+const char *va_status_str(uint32_t st, char *buf, size_t len)
+{
+	static const char *const bit[] = { "DONE", "FORMAT", "PROTECTION", "LENGTH", "PARTIAL",
+					   "FLUSHED", "TRANSPORT", "RDMA_PROT", "REMOTE_DESC" };
+	static const char *const op[] = { "SEND", "RECEIVE", "RDMA_WRITE", "REMOTE_RDMA_WRITE",
+					  "RDMA_READ", "op5", "op6", "op7" };
+	size_t n = (size_t)snprintf(buf, len, "0x%08x[", st);
+	for (unsigned i = 0; i < 9 && n < len; i++)
+		if (st & (1u << i))
+			n += (size_t)snprintf(buf + n, len - n, "%s|", bit[i]);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s]",
+				      op[(st & VIP_STATUS_OP_MASK) >> 16],
+				      (st & VIP_STATUS_IMMEDIATE) ? "|IMM" : "");
+	return buf;
+}
+
+long long va_now_ms(void)
+{
+	return (long long)(va_now_ns() / 1000000u);
+}
+
+uint64_t va_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void va_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}

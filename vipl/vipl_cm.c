@@ -1,0 +1,579 @@
+/* Connection machinery on rdma_cm (seed-via §2.7, §3.2; docs/vipl.md V2, V3, V12): each VI
+ * connection is one rdma_cm id (one TCP connection, MPA v2 with RTR) with its own verbs CQ
+ * and RC QP, created when the connection is made and destroyed when it ends. The listener of
+ * a NIC binds the NIC's address; incoming requests carry the VI attributes and discriminators
+ * in the MPA private data (vipl_wire.c). Everything here runs with the NIC lock held; the NIC
+ * thread calls vipl_cm_event for every rdma_cm event (already acknowledged). */
+#include "vipl_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <softrnic/verbs_ext.h>
+
+int vipl_listen(struct vipl_nic *nic)
+{
+	if (nic->listener != NULL)
+		return 0;
+	struct rdma_cm_id *id;
+	if (rdma_create_id(nic->ech, &id, NULL, RDMA_PS_TCP) != 0)
+		return -1;
+	if (rdma_bind_addr(id, (struct sockaddr *)&nic->sin) != 0 ||
+	    rdma_listen(id, VIPL_BACKLOG_MAX) != 0) {
+		rdma_destroy_id(id);
+		return -1;
+	}
+	nic->listener = id;
+	return 0;
+}
+
+/* QP and CQ of a connection on id (Idle QP: the receives held in VIPL are posted at once, so
+ * they are there before the peer can send). Unreliable VIs get a tolerant QP (V6); the VI's
+ * RDMA enables become the QP's remote access rights (Reliable Reception also needs remote
+ * Read for the peer's acknowledgement Reads of our ack word). */
+int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id)
+{
+	struct vipl_nic *nic = vi->o.nic;
+	struct vipl_conn *c = &vi->c;
+	bool rr = vi->attr.ReliabilityLevel == VIP_SERVICE_RELIABLE_RECEPTION;
+
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	c->cq = ibv_create_cq(nic->ctx, 2 * VIPL_QP_DEPTH + 8, NULL, nic->cch, 0);
+	if (c->cq == NULL || ibv_req_notify_cq(c->cq, 0) != 0)
+		goto fail;
+	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = VIPL_QP_DEPTH, .max_recv_wr = VIPL_QP_DEPTH,
+			 .max_send_sge = 16, .max_recv_sge = 16 } };
+	if (qa.cap.max_send_sge > (uint32_t)nic->dattr.max_sge)
+		qa.cap.max_send_sge = qa.cap.max_recv_sge = (uint32_t)nic->dattr.max_sge;
+	unsigned flags = vi->attr.ReliabilityLevel == VIP_SERVICE_UNRELIABLE ? SOFTRNIC_QP_TOLERANT : 0;
+	c->qp = softrnic_create_qp(vi->ptag->pd, &qa, flags);
+	if (c->qp == NULL)
+		goto fail;
+	id->qp = c->qp;
+	id->pd = vi->ptag->pd;
+	vi->sge_max = qa.cap.max_send_sge;
+	vi->rsge_max = qa.cap.max_recv_sge;
+	struct ibv_qp_attr at = { .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
+	if (vi->attr.EnableRdmaWrite)
+		at.qp_access_flags |= IBV_ACCESS_REMOTE_WRITE;
+	if (vi->attr.EnableRdmaRead || rr)
+		at.qp_access_flags |= IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(c->qp, &at, IBV_QP_ACCESS_FLAGS) != 0)
+		goto fail;
+	if (rr) {
+		c->ack = aligned_alloc(64, 64);
+		if (c->ack == NULL)
+			goto fail;
+		memset(c->ack, 0, 64);
+		c->ack_mr = ibv_reg_mr(vi->ptag->pd, c->ack, 64,
+				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		if (c->ack_mr == NULL)
+			goto fail;
+	}
+	vipl_rq_pump(vi);
+	return 0;
+fail:
+	c->id = NULL; /* the caller owns id on failure */
+	if (c->qp != NULL) {
+		id->qp = NULL;
+		ibv_destroy_qp(c->qp);
+	}
+	if (c->cq != NULL)
+		ibv_destroy_cq(c->cq);
+	if (c->ack_mr != NULL)
+		ibv_dereg_mr(c->ack_mr);
+	free(c->ack);
+	memset(c, 0, sizeof(*c));
+	return -1;
+}
+
+/* Abort: the stream is reset (VIA Disconnect is an abort, §4.2), the QP and CQ go with every
+ * completion still queued; the caller flushes the VIPL queues. */
+static void conn_destroy(struct vipl_conn *c)
+{
+	if (c->id != NULL) {
+		if (c->id->qp != NULL)
+			rdma_destroy_qp(c->id);
+		rdma_destroy_id(c->id);
+	} else if (c->qp != NULL) {
+		ibv_destroy_qp(c->qp);
+	}
+	if (c->cq != NULL)
+		ibv_destroy_cq(c->cq);
+	if (c->ack_mr != NULL)
+		ibv_dereg_mr(c->ack_mr);
+	free(c->ack);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Abort the connection now (the NIC thread, or an API call that must not wait). */
+void vipl_conn_teardown(struct vipl_vi *vi)
+{
+	vipl_arm_forget(vi);
+	conn_destroy(&vi->c);
+	vi->sq.inflight = vi->rq.inflight = 0;
+}
+
+/* Hand the connection to the NIC thread to destroy: an API call that gives up (timeout,
+ * Disconnect) returns at once instead of waiting for the stream's teardown. Completions still
+ * in its CQ are never looked at (no VI names the CQ any more). */
+void vipl_conn_bury(struct vipl_vi *vi)
+{
+	struct vipl_nic *nic = vi->o.nic;
+	struct vipl_grave *g = calloc(1, sizeof(*g));
+	if (g == NULL || vi->c.id == NULL) {
+		free(g);
+		vipl_conn_teardown(vi);
+		return;
+	}
+	vipl_arm_forget(vi);
+	g->c = vi->c;
+	g->at_ms = 0;
+	g->next = nic->graves;
+	nic->graves = g;
+	memset(&vi->c, 0, sizeof(vi->c));
+	vi->sq.inflight = vi->rq.inflight = 0;
+	vipl_nic_wake(nic);
+}
+
+void vipl_req_free(struct vipl_req *r)
+{
+	struct vipl_nic *nic = r->o.nic;
+	if (r->id != NULL)
+		rdma_destroy_id(r->id);
+	r->id = NULL;
+	if (r->o.handle != NULL) {
+		vipl_handle_remove(&r->o); /* frees it with the last reference */
+	} else {
+		free(r);
+		vipl_handle_put(&nic->o);
+	}
+}
+
+static void req_unlink(struct vipl_nic *nic, struct vipl_req *r)
+{
+	for (struct vipl_req **pp = &nic->reqs; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			nic->nreqs--;
+			return;
+		}
+}
+
+/* Private data of this side for a request / accept / reject. */
+size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap);
+size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap)
+{
+	struct vipl_pdata p = { .kind = kind };
+	if (vi != NULL) {
+		p.rel = (uint8_t)vi->attr.ReliabilityLevel;
+		p.flags = (vi->attr.EnableRdmaWrite ? PD_F_RDMAW : 0) |
+			  (vi->attr.EnableRdmaRead ? PD_F_RDMAR : 0);
+		p.mtu = (uint32_t)vi->granted_mtu;
+		if (vi->c.ack_mr != NULL) {
+			p.ack_va = (uintptr_t)vi->c.ack;
+			p.ack_stag = vi->c.ack_mr->rkey;
+		}
+		memcpy(p.host, vi->o.nic->addr, VIPL_ADDR_LEN);
+		p.calling_len = (uint8_t)vi->local_disc_len;
+		memcpy(p.calling, vi->local_disc, vi->local_disc_len);
+		p.called_len = (uint8_t)vi->remote_disc_len;
+		memcpy(p.called, vi->remote_disc, vi->remote_disc_len);
+	}
+	return vipl_pdata_encode(&p, buf, cap);
+}
+
+#define VIPL_GRAVE_MS 2000
+
+/* Reject and retire id: destroying it at once could reset the stream before the MPA Reject
+ * left, and the requester would see a refused connection instead of the reason. */
+void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind)
+{
+	uint8_t buf[64];
+	size_t n = vipl_pdata_for(NULL, kind, buf, sizeof(buf));
+	rdma_reject(id, buf, (uint8_t)n);
+	struct vipl_grave *g = calloc(1, sizeof(*g));
+	if (g == NULL) {
+		rdma_destroy_id(id);
+		return;
+	}
+	g->id = id;
+	g->at_ms = vipl_now_ms() + VIPL_GRAVE_MS;
+	g->next = nic->graves;
+	nic->graves = g;
+	vipl_nic_wake(nic);
+}
+
+/* Detach the graves that are due (all: every one); NIC lock held. */
+struct vipl_grave *vipl_graves_take(struct vipl_nic *nic, bool all)
+{
+	uint64_t now = vipl_now_ms();
+	struct vipl_grave *due = NULL;
+	for (struct vipl_grave **pp = &nic->graves; *pp != NULL;) {
+		struct vipl_grave *g = *pp;
+		if (all || now >= g->at_ms) {
+			*pp = g->next;
+			g->next = due;
+			due = g;
+		} else {
+			pp = &g->next;
+		}
+	}
+	return due;
+}
+
+/* Destroy detached graves; no NIC lock needed (they belong to nobody any more). */
+void vipl_graves_destroy(struct vipl_grave *g)
+{
+	while (g != NULL) {
+		struct vipl_grave *n = g->next;
+		if (g->id != NULL)
+			rdma_destroy_id(g->id);
+		conn_destroy(&g->c);
+		free(g);
+		g = n;
+	}
+}
+
+void vipl_graves_free(struct vipl_nic *nic, bool all)
+{
+	vipl_graves_destroy(vipl_graves_take(nic, all));
+}
+
+/* A connect that failed gave the held receives to a QP that is gone: they wait in VIPL again
+ * for the next connection (VIA §5.1: held until Connected or Disconnect). */
+void vipl_rq_requeue(struct vipl_vi *vi)
+{
+	struct vipl_wq *q = &vi->rq;
+	q->issue = NULL;
+	for (struct vipl_wqe *e = q->head; e != NULL; e = e->next) {
+		if (e->state == WQE_ISSUED) {
+			e->state = WQE_WAIT;
+			e->pending = 0;
+			if (e->bounce_mr != NULL)
+				ibv_dereg_mr(e->bounce_mr);
+			free(e->bounce);
+			e->bounce_mr = NULL;
+			e->bounce = NULL;
+		}
+		if (e->state == WQE_WAIT && q->issue == NULL)
+			q->issue = e;
+	}
+	q->inflight = 0;
+}
+
+void vipl_connect_done(struct vipl_vi *vi, VIP_RETURN rc)
+{
+	if (rc != VIP_SUCCESS) {
+		vipl_conn_bury(vi);
+		vipl_rq_requeue(vi);
+		vi->state = VIP_STATE_IDLE;
+	}
+	if (vi->mode == CM_PEER_ACTIVE || vi->mode == CM_PEER_PASSIVE)
+		vi->o.nic->npeer--;
+	vi->mode = CM_NONE;
+	vi->result = rc;
+	vi->deadline_ms = vi->retry_ms = 0;
+	pthread_cond_broadcast(&vi->o.nic->cv);
+}
+
+/* Remote attributes as the peer's private data states them. */
+static void remote_from(struct vipl_vi *vi, const struct vipl_pdata *p)
+{
+	memset(&vi->remote, 0, sizeof(vi->remote));
+	vi->remote.ReliabilityLevel = p->rel;
+	vi->remote.MaxTransferSize = p->mtu;
+	vi->remote.EnableRdmaWrite = (p->flags & PD_F_RDMAW) != 0;
+	vi->remote.EnableRdmaRead = (p->flags & PD_F_RDMAR) != 0;
+	vi->c.peer_ack_va = p->ack_va;
+	vi->c.peer_ack_stag = p->ack_stag;
+}
+
+/* Accept id for vi (ConnectAccept, or a matching peer request): QP, private data, rdma_accept.
+ * V7: the granted MTU is the smaller request. */
+int vipl_accept_on(struct vipl_vi *vi, struct rdma_cm_id *id, const struct vipl_pdata *p);
+int vipl_accept_on(struct vipl_vi *vi, struct rdma_cm_id *id, const struct vipl_pdata *p)
+{
+	uint8_t buf[256];
+	vi->granted_mtu = p->mtu < vi->attr.MaxTransferSize ? p->mtu : vi->attr.MaxTransferSize;
+	if (vipl_conn_setup(vi, id) != 0)
+		return -1;
+	remote_from(vi, p);
+	vi->remote.MaxTransferSize = vi->granted_mtu;
+	vi->remote_disc_len = p->calling_len;
+	memcpy(vi->remote_disc, p->calling, p->calling_len);
+	size_t n = vipl_pdata_for(vi, PD_ACCEPT, buf, sizeof(buf));
+	struct rdma_conn_param cp = { .private_data = buf, .private_data_len = (uint8_t)n,
+				      .responder_resources = 0xFF, .initiator_depth = 0xFF };
+	if (rdma_accept(id, &cp) != 0) {
+		vi->c.id = NULL; /* the caller still owns id */
+		if (vi->c.qp) {
+			id->qp = NULL;
+			ibv_destroy_qp(vi->c.qp);
+			vi->c.qp = NULL;
+		}
+		vipl_conn_teardown(vi);
+		vipl_rq_requeue(vi);
+		return -1;
+	}
+	vi->state = VIP_STATE_CONNECT_PENDING;
+	return 0;
+}
+
+int vipl_start_connect(struct vipl_vi *vi)
+{
+	struct vipl_nic *nic = vi->o.nic;
+	struct rdma_cm_id *id;
+	struct sockaddr_in dst;
+	/* the request's kind (client / peer) follows vi->mode at ROUTE_RESOLVED */
+	if (rdma_create_id(nic->ech, &id, NULL, RDMA_PS_TCP) != 0)
+		return -1;
+	vipl_addr_sin(vi->remote_host, &dst);
+	memset(&vi->c, 0, sizeof(vi->c));
+	vi->c.id = id;
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) != 0) {
+		rdma_destroy_id(id);
+		vi->c.id = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static struct vipl_vi *vi_of_id(struct vipl_nic *nic, struct rdma_cm_id *id)
+{
+	for (struct vipl_vi *vi = nic->vis; vi != NULL; vi = vi->next)
+		if (vi->c.id == id)
+			return vi;
+	return NULL;
+}
+
+static struct vipl_req *req_of_id(struct vipl_nic *nic, struct rdma_cm_id *id)
+{
+	for (struct vipl_req *r = nic->reqs; r != NULL; r = r->next)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static struct vipl_vi *peer_waiter(struct vipl_nic *nic, const struct vipl_pdata *p)
+{
+	for (struct vipl_vi *vi = nic->vis; vi != NULL; vi = vi->next)
+		if (vi->mode == CM_PEER_PASSIVE && vi->c.id == NULL &&
+		    vipl_disc_cmp(vi->local_disc, vi->local_disc_len, p->called, p->called_len) == 0 &&
+		    vipl_disc_cmp(vi->remote_disc, vi->remote_disc_len, p->calling, p->calling_len) == 0 &&
+		    memcmp(vi->remote_host, p->host, VIPL_ADDR_LEN) == 0)
+			return vi;
+	return NULL;
+}
+
+static void on_request(struct vipl_nic *nic, struct rdma_cm_event *ev)
+{
+	struct vipl_pdata p;
+	struct rdma_cm_id *id = ev->id;
+	if (vipl_pdata_decode(ev->param.conn.private_data, ev->param.conn.private_data_len, &p) != 0 ||
+	    (p.kind != PD_REQUEST && p.kind != PD_PEER)) {
+		vipl_reject(nic, id, PD_NO_MATCH); /* not a VIPL peer */
+		return;
+	}
+	if (p.kind == PD_PEER) {
+		struct vipl_vi *vi = peer_waiter(nic, &p);
+		if (vi == NULL) { /* VITCP §4: NoMatch, the active side retries */
+			vipl_reject(nic, id, PD_NO_MATCH);
+		} else if (p.rel != vi->attr.ReliabilityLevel) {
+			vipl_reject(nic, id, PD_REJECT);
+			vipl_connect_done(vi, VIP_INVALID_RELIABILITY_LEVEL);
+		} else if (vipl_accept_on(vi, id, &p) != 0) {
+			vipl_reject(nic, id, PD_REJECT);
+			vipl_connect_done(vi, VIP_ERROR_RESOURCE);
+		}
+		return;
+	}
+	struct vipl_req *r = nic->nreqs < VIPL_BACKLOG_MAX ? calloc(1, sizeof(*r)) : NULL;
+	if (r == NULL) {
+		vipl_reject(nic, id, PD_NO_MATCH);
+		return;
+	}
+	r->o.kind = VK_CONN;
+	r->o.nic = nic;
+	atomic_fetch_add(&nic->o.refs, 1);
+	r->id = id;
+	r->expires_ms = vipl_now_ms() + VIPL_BACKLOG_MS;
+	r->rel = p.rel;
+	r->flags = p.flags;
+	r->mtu = p.mtu;
+	r->ack_va = p.ack_va;
+	r->ack_stag = p.ack_stag;
+	memcpy(r->host, p.host, VIPL_ADDR_LEN);
+	r->calling_len = p.calling_len;
+	r->called_len = p.called_len;
+	memcpy(r->calling, p.calling, p.calling_len);
+	memcpy(r->called, p.called, p.called_len);
+	struct vipl_req **tail = &nic->reqs; /* FIFO: ConnectWait takes the oldest match */
+	while (*tail != NULL)
+		tail = &(*tail)->next;
+	*tail = r;
+	nic->nreqs++;
+	pthread_cond_broadcast(&nic->cv);
+}
+
+/* Events of the active side before ESTABLISHED. */
+static void on_active(struct vipl_vi *vi, struct rdma_cm_event *ev)
+{
+	struct vipl_nic *nic = vi->o.nic;
+	struct vipl_pdata p;
+	uint8_t buf[256];
+	VIP_RETURN rc = VIP_NO_MATCH;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(vi->c.id, 2000) == 0)
+			return;
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+		struct rdma_cm_id *id = vi->c.id;
+		if (vipl_conn_setup(vi, id) != 0) {
+			vi->c.id = id;
+			rc = VIP_ERROR_RESOURCE;
+			break;
+		}
+		size_t n = vipl_pdata_for(vi, vi->mode == CM_CLIENT ? PD_REQUEST : PD_PEER, buf,
+					  sizeof(buf));
+		struct rdma_conn_param cp = { .private_data = buf, .private_data_len = (uint8_t)n,
+					      .responder_resources = 0xFF, .initiator_depth = 0xFF };
+		if (rdma_connect(id, &cp) == 0)
+			return;
+		rc = VIP_ERROR_RESOURCE;
+		break;
+	}
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (vipl_pdata_decode(ev->param.conn.private_data, ev->param.conn.private_data_len,
+				      &p) != 0 || p.kind != PD_ACCEPT) {
+			rc = VIP_ERROR_RESOURCE;
+			break;
+		}
+		remote_from(vi, &p);
+		vi->granted_mtu = p.mtu; /* V7: the accepter granted the minimum */
+		vi->c.up = true;
+		vi->state = VIP_STATE_CONNECTED;
+		vipl_sq_pump(vi);
+		vipl_connect_done(vi, VIP_SUCCESS);
+		return;
+	case RDMA_CM_EVENT_REJECTED:
+		if (vipl_pdata_decode(ev->param.conn.private_data, ev->param.conn.private_data_len,
+				      &p) == 0 && p.kind == PD_REJECT)
+			rc = VIP_REJECT;
+		break; /* NO_MATCH, or refused: no VIPL listener there */
+	default:
+		break; /* ADDR / ROUTE errors, UNREACHABLE, CONNECT_ERROR: nobody to match */
+	}
+	if (vi->mode == CM_PEER_ACTIVE && rc == VIP_NO_MATCH &&
+	    (vi->deadline_ms == 0 || vipl_now_ms() + VIPL_PEER_RETRY_MS < vi->deadline_ms)) {
+		vipl_conn_teardown(vi); /* VITCP §4: retry until the timeout */
+		vipl_rq_requeue(vi);
+		vi->retry_ms = vipl_now_ms() + VIPL_PEER_RETRY_MS;
+		vipl_nic_wake(nic);
+		return;
+	}
+	vipl_connect_done(vi, vi->mode == CM_PEER_ACTIVE && rc == VIP_NO_MATCH ? VIP_TIMEOUT : rc);
+}
+
+static void on_vi_event(struct vipl_vi *vi, struct rdma_cm_event *ev)
+{
+	if (vi->state == VIP_STATE_CONNECTED) {
+		if (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+		    ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+			vipl_poll_cq(vi); /* what arrived before the end counts */
+			vipl_vi_fail(vi, VIP_ERROR_CONN_LOST, true);
+		}
+		return;
+	}
+	if (vi->mode == CM_CLIENT || vi->mode == CM_PEER_ACTIVE) {
+		on_active(vi, ev);
+		return;
+	}
+	/* passive side (Accept, peer passive) waiting for ESTABLISHED */
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
+		vi->c.up = true;
+		vi->state = VIP_STATE_CONNECTED;
+		vipl_sq_pump(vi);
+		vipl_connect_done(vi, VIP_SUCCESS);
+	} else if (vi->mode != CM_NONE) {
+		vipl_connect_done(vi, VIP_ERROR_RESOURCE);
+	}
+}
+
+void vipl_cm_event(struct vipl_nic *nic, struct rdma_cm_event *ev)
+{
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (ev->listen_id == nic->listener && nic->listener != NULL)
+			on_request(nic, ev);
+		else
+			rdma_destroy_id(ev->id);
+		return;
+	}
+	struct vipl_vi *vi = vi_of_id(nic, ev->id);
+	if (vi != NULL) {
+		on_vi_event(vi, ev);
+		return;
+	}
+	struct vipl_req *r = req_of_id(nic, ev->id);
+	if (r != NULL && (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+			  ev->event == RDMA_CM_EVENT_CONNECT_ERROR)) {
+		r->dead = true; /* the requester gave up */
+		if (!r->claimed) {
+			req_unlink(nic, r);
+			vipl_req_free(r);
+		}
+	}
+}
+
+static void upd(uint64_t *next, uint64_t t)
+{
+	if (t != 0 && (*next == 0 || t < *next))
+		*next = t;
+}
+
+/* V12 backlog expiry and the peer connects' retries and deadlines. */
+void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
+{
+	for (struct vipl_grave *g = nic->graves; g != NULL; g = g->next)
+		upd(next, g->at_ms);
+	for (struct vipl_req **pp = &nic->reqs; *pp != NULL;) {
+		struct vipl_req *r = *pp;
+		if (!r->claimed && (r->dead || now >= r->expires_ms)) {
+			*pp = r->next;
+			nic->nreqs--;
+			if (!r->dead) {
+				vipl_reject(nic, r->id, PD_NO_MATCH);
+				r->id = NULL;
+			}
+			vipl_req_free(r);
+			continue;
+		}
+		if (!r->claimed)
+			upd(next, r->expires_ms);
+		pp = &r->next;
+	}
+	if (nic->npeer == 0)
+		return; /* no peer connect in progress: nothing to scan */
+	unsigned seen = 0, total = nic->npeer;
+	for (struct vipl_vi *vi = nic->vis; vi != NULL && seen < total; vi = vi->next) {
+		if (vi->mode != CM_PEER_ACTIVE && vi->mode != CM_PEER_PASSIVE)
+			continue;
+		seen++;
+		if (vi->deadline_ms != 0 && now >= vi->deadline_ms && vi->state != VIP_STATE_CONNECTED) {
+			vipl_connect_done(vi, VIP_TIMEOUT);
+			continue;
+		}
+		if (vi->retry_ms != 0 && now >= vi->retry_ms) {
+			vi->retry_ms = 0;
+			if (vipl_start_connect(vi) != 0)
+				vi->retry_ms = now + VIPL_PEER_RETRY_MS;
+		}
+		upd(next, vi->deadline_ms);
+		upd(next, vi->retry_ms);
+	}
+}

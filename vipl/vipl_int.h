@@ -1,0 +1,315 @@
+/* Internals of libsoftrnic_vipl (docs/vipl.md). Every name is vipl_-prefixed and hidden.
+ *
+ * Locking: one global handle-table lock (vipl_handle.c), taken only briefly to turn a handle
+ * into a referenced object; then one mutex per NIC guards every object of that NIC (VIs, CQs,
+ * regions, requests) and is never held while an application callback runs. Lock order:
+ * table lock -> NIC lock. The NIC thread acknowledges every verbs / rdma_cm event before it
+ * takes the NIC lock, so destroying ids, QPs and CQs under the NIC lock cannot deadlock. */
+#ifndef VIPL_INT_H
+#define VIPL_INT_H
+
+#include "vipl.h"
+
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VIPL_EXPORT __attribute__((visibility("default")))
+
+#define VIPL_ADDR_LEN 6             /* V2: IPv4 + port */
+#define VIPL_MAX_DISC 64
+#define VIPL_MAX_SEGS 1024          /* MaxSegmentsPerDesc (bounce copy above the QP SGE limit) */
+#define VIPL_MAX_XFER (4u << 20)    /* MaxTransferSize */
+#define VIPL_MAX_QDESC 16384        /* MaxDescriptorsPerQueue */
+#define VIPL_QP_DEPTH 256           /* WRs in flight per queue; the rest wait in VIPL */
+#define VIPL_BACKLOG_MS 10000       /* V12 */
+#define VIPL_BACKLOG_MAX 128
+#define VIPL_ACCEPT_MS 5000         /* AMBIG-5: wait for the initiator's confirmation */
+#define VIPL_PEER_RETRY_MS 20
+#define VIPL_REGION_BUCKETS 1024    /* memory-handle hash (lookups on every posted segment) */
+
+/* ---- handles ------------------------------------------------------------------------ */
+enum vipl_kind { VK_NIC = 1, VK_PTAG, VK_VI, VK_CQ, VK_CONN };
+
+struct vipl_obj {
+	enum vipl_kind kind;
+	atomic_int refs;     /* the table's reference + one per call in progress */
+	atomic_bool dead;    /* removed from the table; freed when refs reaches 0 */
+	void *handle;        /* the value applications hold */
+	struct vipl_nic *nic;
+};
+
+void *vipl_handle_add(struct vipl_obj *o);
+/* The object behind h if it is live and of kind k, with a reference taken; else NULL. */
+struct vipl_obj *vipl_handle_get(void *h, enum vipl_kind k);
+void vipl_handle_put(struct vipl_obj *o);
+void vipl_handle_remove(struct vipl_obj *o); /* drops the table's reference */
+void vipl_obj_free(struct vipl_obj *o);      /* per-kind destructor (vipl_nic.c) */
+
+/* ---- memory ------------------------------------------------------------------------- */
+struct vipl_ptag {
+	struct vipl_obj o;
+	struct ibv_pd *pd;
+	unsigned users;      /* regions + VIs */
+	struct vipl_ptag *next;
+};
+
+struct vipl_region {
+	VIP_MEM_HANDLE handle;   /* what the application holds (the first STag) */
+	uintptr_t va;            /* as registered by the application */
+	uintptr_t lo, hi;        /* page-rounded bounds [lo, hi) (AMBIG-15) */
+	struct vipl_ptag *ptag;
+	bool rdma_write, rdma_read, writable;
+	struct ibv_mr *mr;       /* mr->lkey may differ from handle after SetMemAttributes */
+	struct vipl_region *next;
+};
+
+struct vipl_region *vipl_region_find(struct vipl_nic *nic, VIP_MEM_HANDLE h);
+void vipl_regions_free(struct vipl_nic *nic);
+struct vipl_region **vipl_region_bucket(struct vipl_nic *nic, VIP_MEM_HANDLE h);
+
+/* ---- VIPL completion queues ---------------------------------------------------------- */
+struct vipl_cqe {
+	void *vi;        /* VI handle */
+	bool recv;
+};
+
+struct vipl_cq {
+	struct vipl_obj o;
+	struct vipl_cqe *ring;
+	size_t cap, head, count;
+	unsigned bound;              /* work queues tied to it */
+	VIP_CQ_NOTIFY_HANDLER notify;
+	void *notify_ctx;
+	struct vipl_cq *next;
+};
+
+void vipl_cq_push(struct vipl_cq *cq, void *vi, bool recv);
+
+/* ---- work queues --------------------------------------------------------------------- */
+enum vipl_wqe_state { WQE_WAIT, WQE_ISSUED, WQE_FINISHED, WQE_DONE };
+
+struct vipl_wqe {
+	VIP_DESCRIPTOR *desc;
+	enum vipl_wqe_state state;
+	uint32_t status;         /* error bits found so far (finished: the final status) */
+	uint32_t length, imm;
+	bool has_imm;
+	unsigned pending;        /* verbs WRs not yet completed */
+	unsigned op;             /* VIP_CONTROL_OP_* */
+	bool fence, recv;
+	void *bounce;            /* copy buffer when the segments exceed the QP's SGE limit */
+	struct ibv_mr *bounce_mr;
+	struct vipl_wqe *next;
+};
+
+struct vipl_wq {
+	struct vipl_wqe *head, *tail; /* post order; head is the next to dequeue */
+	struct vipl_wqe *issue;       /* first entry not yet given to the QP */
+	size_t count;
+	unsigned inflight;            /* verbs WRs outstanding on the QP */
+	struct vipl_cq *cq;
+	VIP_VI_NOTIFY_HANDLER notify;
+	void *notify_ctx;
+	struct vipl_wqe *spare;       /* recycled entries: no malloc per post in steady state */
+	unsigned nspare;
+};
+
+/* ---- VIs and connections ------------------------------------------------------------- */
+struct vipl_conn {
+	struct rdma_cm_id *id;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint8_t *ack;            /* RR: [0] exposed to the peer for its acknowledgement Reads,
+	                          * [8] the sink of ours */
+	struct ibv_mr *ack_mr;
+	uint64_t peer_ack_va;
+	uint32_t peer_ack_stag;
+	bool up;                 /* ESTABLISHED seen */
+};
+
+enum vipl_connect_mode { CM_NONE, CM_CLIENT, CM_ACCEPT, CM_PEER_ACTIVE, CM_PEER_PASSIVE };
+
+struct vipl_vi {
+	struct vipl_obj o;
+	VIP_VI_ATTRIBUTES attr;      /* requested attributes */
+	struct vipl_ptag *ptag;
+	VIP_VI_STATE state;
+	VIP_ULONG granted_mtu;
+	VIP_VI_ATTRIBUTES remote;    /* the peer's attributes (granted MTU) */
+	struct vipl_wq sq, rq;
+	struct vipl_conn c;
+	/* connection in progress */
+	enum vipl_connect_mode mode;
+	VIP_RETURN result;           /* VIP_NOT_DONE while the connect is pending */
+	bool peer;                   /* a peer connect's outcome not yet taken (PeerDone/Wait) */
+	uint8_t local_disc[VIPL_MAX_DISC], remote_disc[VIPL_MAX_DISC];
+	uint16_t local_disc_len, remote_disc_len;
+	uint8_t remote_host[VIPL_ADDR_LEN];
+	uint64_t deadline_ms;        /* peer connect: give up at; 0 none */
+	uint64_t retry_ms;           /* peer connect (active): reconnect at; 0 none */
+	unsigned sge_max, rsge_max;
+	uint64_t inline_us;          /* last inline poll by the application (vipl_arm.c) */
+	uint64_t rearm_us;           /* unarmed: the thread re-arms the CQ then */
+	bool unarmed;                /* the verbs CQ is not armed (the application polls) */
+	struct vipl_vi *next;
+};
+
+/* ---- pending connection requests (ConnHandle) ------------------------------------------ */
+struct vipl_req {
+	struct vipl_obj o;           /* handle only once a ConnectWait returned it */
+	struct rdma_cm_id *id;
+	uint64_t expires_ms;         /* unclaimed: rejected with NO_MATCH then */
+	bool claimed, dead;
+	uint8_t rel, flags;
+	uint32_t mtu;
+	uint64_t ack_va;
+	uint32_t ack_stag;
+	uint8_t host[VIPL_ADDR_LEN];
+	uint8_t calling[VIPL_MAX_DISC], called[VIPL_MAX_DISC];
+	uint8_t calling_len, called_len;
+	struct vipl_req *next;
+};
+
+struct vipl_grave {
+	struct rdma_cm_id *id;       /* a rejected request's id, or NULL */
+	struct vipl_conn c;          /* or a whole connection given up by an API call */
+	uint64_t at_ms;
+	struct vipl_grave *next;
+};
+
+/* ---- deferred callbacks (run by the NIC thread without locks) ------------------------ */
+struct vipl_call {
+	enum { CALL_VI, CALL_CQ, CALL_ERR } kind;
+	struct vipl_vi *vi;          /* CALL_VI: the VI whose handler it is (cancel) */
+	struct vipl_cq *cq;
+	VIP_VI_NOTIFY_HANDLER vih;
+	VIP_CQ_NOTIFY_HANDLER cqh;
+	void *ctx;
+	void *vi_handle;
+	VIP_DESCRIPTOR *desc;
+	bool recv;
+	VIP_ERROR_DESCRIPTOR err;
+	struct vipl_call *next;
+};
+
+struct vipl_nic {
+	struct vipl_obj o;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;           /* any completion, connection change or call finished */
+	struct ibv_context *ctx;     /* librdmacm's device context (PDs must match its ids) */
+	struct ibv_device_attr dattr;
+	struct ibv_comp_channel *cch;
+	struct rdma_event_channel *ech;
+	struct rdma_cm_id *listener;
+	int wake_fd;
+	pthread_t thread;
+	bool thread_started, stopping;
+	uint8_t addr[VIPL_ADDR_LEN]; /* IPv4 + port, network order */
+	struct sockaddr_in sin;
+	char name[64];
+	struct vipl_region *regions[VIPL_REGION_BUCKETS]; /* hashed by memory handle */
+	struct vipl_ptag *ptags;
+	struct vipl_vi *vis;
+	struct vipl_cq *cqs;
+	struct vipl_req *reqs;
+	unsigned nreqs;
+	unsigned npeer;              /* VIs with a peer connect in progress (timers) */
+	unsigned burying;            /* graves the thread is destroying outside the lock */
+	unsigned nunarmed;           /* VIs whose CQ the thread left unarmed */
+	struct vipl_grave *graves;   /* rejected ids, destroyed once the Reject had time to go */
+	struct vipl_call *calls, **calls_tail;
+	struct vipl_vi *cb_vi;       /* the VI whose handler the thread is running */
+	struct vipl_cq *cb_cq;
+	VIP_ERROR_HANDLER err_handler;
+	void *err_ctx;
+	bool ns_init;
+};
+
+/* vipl_nic.c */
+struct vipl_nic *vipl_nic_get(void *h);
+void vipl_nic_wake(struct vipl_nic *nic);
+void vipl_call_queue(struct vipl_nic *nic, struct vipl_call *c);
+void vipl_async_error(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE code,
+		      VIP_RESOURCE_CODE res, VIP_DESCRIPTOR *d, VIP_ULONG op);
+uint64_t vipl_now_ms(void);
+
+/* vipl_thread.c */
+int vipl_thread_start(struct vipl_nic *nic);
+void vipl_thread_stop(struct vipl_nic *nic);
+
+/* vipl_wq.c: queue bookkeeping and completion (NIC lock held) */
+struct vipl_wqe *vipl_wqe_new(struct vipl_wq *q, VIP_DESCRIPTOR *d, bool recv);
+void vipl_wqe_finish(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t err);
+void vipl_wq_complete_ready(struct vipl_vi *vi, struct vipl_wq *q);
+void vipl_wq_flush(struct vipl_vi *vi, struct vipl_wq *q);
+VIP_DESCRIPTOR *vipl_wq_dequeue(struct vipl_wq *q);
+void vipl_wqe_free(struct vipl_wqe *e);
+
+/* vipl_post.c */
+void vipl_sq_pump(struct vipl_vi *vi);
+void vipl_rq_pump(struct vipl_vi *vi);
+uint32_t vipl_check_send(struct vipl_vi *vi, VIP_DESCRIPTOR *d, struct vipl_wqe *e);
+
+/* vipl_comp.c */
+void vipl_poll_cq(struct vipl_vi *vi);          /* drain the connection's verbs CQ */
+void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async);
+struct vipl_vi *vipl_vi_by_cq(struct vipl_nic *nic, struct ibv_cq *cq);
+int vipl_wait(struct vipl_nic *nic, uint64_t deadline_ms); /* 0 woke, ETIMEDOUT */
+uint64_t vipl_deadline(VIP_ULONG timeout_ms);
+
+/* vipl_arm.c: adaptive CQ arming (NIC lock held) */
+uint64_t vipl_now_us(void);
+void vipl_poll_inline(struct vipl_vi *vi);
+void vipl_arm(struct vipl_vi *vi);
+void vipl_arm_forget(struct vipl_vi *vi);
+void vipl_cq_event(struct vipl_vi *vi);
+void vipl_rearm_due(struct vipl_nic *nic, uint64_t *next_ms);
+
+/* vipl_conn.c / vipl_cm.c */
+int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id);
+void vipl_conn_teardown(struct vipl_vi *vi);
+void vipl_conn_bury(struct vipl_vi *vi);
+void vipl_rq_requeue(struct vipl_vi *vi);
+void vipl_cm_event(struct vipl_nic *nic, struct rdma_cm_event *ev);
+void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
+int vipl_listen(struct vipl_nic *nic);
+int vipl_start_connect(struct vipl_vi *vi);
+void vipl_req_free(struct vipl_req *r);
+void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind);
+void vipl_graves_free(struct vipl_nic *nic, bool all);
+struct vipl_grave *vipl_graves_take(struct vipl_nic *nic, bool all);
+void vipl_graves_destroy(struct vipl_grave *g);
+void vipl_attrs_of(const struct vipl_vi *vi, VIP_VI_ATTRIBUTES *a);
+void vipl_connect_done(struct vipl_vi *vi, VIP_RETURN rc);
+void vipl_call_run(struct vipl_nic *nic, struct vipl_call *c);
+void vipl_bounce_scatter(struct vipl_wqe *e, uint32_t len);
+
+/* vipl_wire.c: the private data of V3 */
+enum { PD_REQUEST = 1, PD_ACCEPT = 2, PD_REJECT = 3, PD_NO_MATCH = 4, PD_PEER = 5 };
+#define PD_F_RDMAW 0x01
+#define PD_F_RDMAR 0x02
+struct vipl_pdata {
+	uint8_t kind, rel, flags;
+	uint32_t mtu;
+	uint64_t ack_va;
+	uint32_t ack_stag;
+	uint8_t host[VIPL_ADDR_LEN];
+	uint8_t calling_len, called_len;
+	uint8_t calling[VIPL_MAX_DISC], called[VIPL_MAX_DISC];
+};
+size_t vipl_pdata_encode(const struct vipl_pdata *p, uint8_t *out, size_t cap);
+int vipl_pdata_decode(const void *buf, size_t len, struct vipl_pdata *p);
+
+/* vipl_addr.c */
+int vipl_addr_local(unsigned unit, struct sockaddr_in *sin);
+int vipl_addr_check(const VIP_NET_ADDRESS *a, bool need_host);
+void vipl_addr_sin(const uint8_t *host, struct sockaddr_in *sin);
+int vipl_disc_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl);
+
+#endif
