@@ -202,7 +202,8 @@ void t23_b(struct va_ctx *c)
 
 /* ---- T24 -------------------------------------------------------------------------------- */
 struct t24_log {
-	int n;
+	int n;                  /* handler calls finished */
+	int slot;               /* handler calls started (a re-arm may nest a call: AMBIG-18) */
 	VIP_PVOID ctx;
 	VIP_NIC_HANDLE nic;
 	VIP_VI_HANDLE vi;
@@ -215,7 +216,7 @@ static void t24_vi_handler(VIP_PVOID ctx, VIP_NIC_HANDLE nic, VIP_VI_HANDLE vi,
 			   VIP_DESCRIPTOR *d)
 {
 	struct t24_log *l = ctx;
-	int k = __atomic_load_n(&l->n, __ATOMIC_SEQ_CST);
+	int k = __atomic_fetch_add(&l->slot, 1, __ATOMIC_SEQ_CST);
 	if (k < 4)
 		l->d[k] = d;
 	l->ctx = ctx, l->nic = nic, l->vi = vi;
