@@ -660,11 +660,6 @@ static void hold_sleep(struct rn_progress *eng, uint64_t until)
 	bump(&eng->st_hold, 1);
 }
 
-/* Spin (timeout 0) while the last activity is younger than the window, then block. While
- * spinning, yield: on a core shared with the application (the 2-core model) a spinning
- * engine would otherwise keep the consumer of what it just placed off the CPU until the
- * window ends. During a hold (a consumer polls its CQ and progresses inline) sleep instead,
- * with one pass over the fds per hold period for everything the consumer does not cover. */
 /* A yield that returns this late means the core went to a thread that does not yield (an
  * application spinning on memory, ib_write_lat's target): a runnable engine then waits out
  * that thread's whole time slice (~1.5 ms per message, measured), while a blocked engine that
@@ -692,6 +687,11 @@ static void engine_yield(struct rn_progress *eng, uint64_t *nospin_until)
 	}
 }
 
+/* Spin (timeout 0) while the last activity is younger than the window, then block. While
+ * spinning, yield: on a core shared with the application (the 2-core model) a spinning
+ * engine would otherwise keep the consumer of what it just placed off the CPU until the
+ * window ends. During a hold (a consumer polls its CQ and progresses inline) sleep instead,
+ * with one pass over the fds per hold period for everything the consumer does not cover. */
 static void *engine_main(void *p)
 {
 	struct rn_progress *eng = p;
