@@ -110,14 +110,14 @@ static bool one_wc(struct vipl_vi *vi, const struct ibv_wc *wc)
 		e->pending--;
 	if (wc->status == IBV_WC_SUCCESS) {
 		if (!e->recv && e->bounce != NULL && e->op == VIP_CONTROL_OP_RDMAREAD)
-			vipl_bounce_scatter(e, e->length);
+			e->status |= vipl_bounce_scatter(vi, e, e->length);
 		if (e->recv) {
 			e->length = wc->byte_len;
 			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 				e->op = VIP_CONTROL_OP_RDMAWRITE; /* Status op: remote RDMA Write */
 				e->length = 0;
 			} else if (e->bounce != NULL) {
-				vipl_bounce_scatter(e, wc->byte_len);
+				e->status |= vipl_bounce_scatter(vi, e, wc->byte_len);
 			}
 			if (wc->wc_flags & IBV_WC_WITH_IMM) {
 				e->has_imm = true;

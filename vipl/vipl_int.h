@@ -103,6 +103,7 @@ struct vipl_wqe {
 	unsigned pending;        /* verbs WRs not yet completed */
 	unsigned op;             /* VIP_CONTROL_OP_* */
 	bool fence, recv;
+	uint16_t nseg;           /* SegCount as validated at post (the bounce scatter's bound) */
 	void *bounce;            /* copy buffer when the segments exceed the QP's SGE limit */
 	struct ibv_mr *bounce_mr;
 	struct vipl_wqe *next;
@@ -288,7 +289,10 @@ void vipl_graves_destroy(struct vipl_grave *g);
 void vipl_attrs_of(const struct vipl_vi *vi, VIP_VI_ATTRIBUTES *a);
 void vipl_connect_done(struct vipl_vi *vi, VIP_RETURN rc);
 void vipl_call_run(struct vipl_nic *nic, struct vipl_call *c);
-void vipl_bounce_scatter(struct vipl_wqe *e, uint32_t len);
+/* Copy len arrived octets from the bounce buffer into the descriptor's segments, each
+ * re-validated now (a region deregistered since the post is a protection error at access,
+ * VIA §3.2.1). 0, or VIP_STATUS_PROTECTION_ERROR when a segment is no longer usable. */
+uint32_t vipl_bounce_scatter(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t len);
 
 /* vipl_wire.c: the private data of V3 */
 enum { PD_REQUEST = 1, PD_ACCEPT = 2, PD_REJECT = 3, PD_NO_MATCH = 4, PD_PEER = 5 };

@@ -85,7 +85,7 @@ static int build_sgl(struct vipl_vi *vi, struct vipl_wqe *e, struct ibv_sge *sg,
 {
 	VIP_DESCRIPTOR *d = e->desc;
 	unsigned first = data_first(e->op), n = 0;
-	for (unsigned i = first; i < d->CS.SegCount; i++) {
+	for (unsigned i = first; i < e->nseg; i++) {
 		const VIP_DATA_SEGMENT *s = &SEG(d, i)->Local;
 		if (s->Length == 0)
 			continue;
@@ -109,27 +109,37 @@ static int build_sgl(struct vipl_vi *vi, struct vipl_wqe *e, struct ibv_sge *sg,
 	}
 	if (!sink) { /* gather now */
 		size_t off = 0;
-		for (unsigned i = first; i < d->CS.SegCount; i++) {
+		for (unsigned i = first; i < e->nseg && off < e->length; i++) {
 			const VIP_DATA_SEGMENT *s = &SEG(d, i)->Local;
-			memcpy((char *)e->bounce + off, s->Data.Address, s->Length);
-			off += s->Length;
+			/* bounded by the buffer: a descriptor changed after its post (undefined
+			 * for VIA) must not overrun it */
+			size_t c = s->Length < e->length - off ? s->Length : e->length - off;
+			memcpy((char *)e->bounce + off, s->Data.Address, c);
+			off += c;
 		}
 	}
 	sg[0] = (struct ibv_sge){ (uintptr_t)e->bounce, e->length, e->bounce_mr->lkey };
 	return 1;
 }
 
-/* Scatter a bounce buffer into the receive's segments (len octets arrived). */
-void vipl_bounce_scatter(struct vipl_wqe *e, uint32_t len)
+/* Scatter a bounce buffer into the receive's (or Read's) segments, len octets arrived. Each
+ * segment is read once from the descriptor and checked again: the CPU copy must honour what
+ * the RNIC's own placement would (a deregistered region is a protection error at access). */
+uint32_t vipl_bounce_scatter(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t len)
 {
 	VIP_DESCRIPTOR *d = e->desc;
 	size_t off = 0;
-	for (unsigned i = data_first(e->op); i < d->CS.SegCount && off < len; i++) {
-		const VIP_DATA_SEGMENT *s = &SEG(d, i)->Local;
-		size_t n = s->Length < len - off ? s->Length : len - off;
-		memcpy(s->Data.Address, (char *)e->bounce + off, n);
+	for (unsigned i = data_first(e->op); i < e->nseg && off < len; i++) {
+		VIP_DATA_SEGMENT s = SEG(d, i)->Local;
+		if (s.Length == 0)
+			continue;
+		if (seg_region(vi, &s, true) == NULL)
+			return VIP_STATUS_PROTECTION_ERROR;
+		size_t n = s.Length < len - off ? s.Length : len - off;
+		memcpy(s.Data.Address, (char *)e->bounce + off, n);
 		off += n;
 	}
+	return 0;
 }
 
 /* A refused post: the QP already left RTS (the peer's Terminate is on its way to us: the
@@ -146,7 +156,7 @@ static uint32_t post_err(struct vipl_vi *vi)
 static unsigned read_segs(const struct vipl_wqe *e)
 {
 	unsigned n = 0;
-	for (unsigned i = 1; i < e->desc->CS.SegCount; i++)
+	for (unsigned i = 1; i < e->nseg; i++)
 		n += SEG(e->desc, i)->Local.Length > 0;
 	return n;
 }
@@ -186,7 +196,7 @@ static unsigned issue_read(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t *err
 		}
 		return 1;
 	}
-	for (unsigned i = 1; i < d->CS.SegCount; i++) {
+	for (unsigned i = 1; i < e->nseg; i++) {
 		const VIP_DATA_SEGMENT *s = &SEG(d, i)->Local;
 		if (s->Length == 0)
 			continue;
@@ -374,6 +384,7 @@ static VIP_RETURN post(void *h, VIP_DESCRIPTOR *d, VIP_MEM_HANDLE mh, bool recv)
 	d->CS.NextHandle = 0;
 	__atomic_store_n(&d->CS.Status, 0, __ATOMIC_RELEASE);
 	uint32_t err = check_desc(vi, d, mh, e);
+	e->nseg = err ? 0 : d->CS.SegCount;
 	if (err != 0)
 		vipl_wqe_finish(vi, e, err);
 	else if (vi->state == VIP_STATE_ERROR || (!recv && vi->state != VIP_STATE_CONNECTED))
