@@ -107,20 +107,7 @@ VIPL_EXPORT VIP_RETURN VipDestroyCQ(VIP_CQ_HANDLE CQHandle)
 		return rc;
 	}
 	cq->notify = NULL;
-	for (struct vipl_call **pp = &nic->calls; *pp != NULL;) {
-		struct vipl_call *c = *pp;
-		if (c->kind == CALL_CQ && c->cq == cq) {
-			*pp = c->next;
-			free(c);
-		} else {
-			pp = &c->next;
-		}
-	}
-	nic->calls_tail = &nic->calls;
-	while (*nic->calls_tail != NULL)
-		nic->calls_tail = &(*nic->calls_tail)->next;
-	while (nic->cb_cq == cq && !pthread_equal(pthread_self(), nic->thread))
-		pthread_cond_wait(&nic->cv, &nic->lock);
+	vipl_calls_cancel(nic, NULL, cq);
 	for (struct vipl_cq **pp = &nic->cqs; *pp; pp = &(*pp)->next)
 		if (*pp == cq) {
 			*pp = cq->next;

@@ -236,6 +236,10 @@ struct vipl_nic {
 struct vipl_nic *vipl_nic_get(void *h);
 void vipl_nic_wake(struct vipl_nic *nic);
 void vipl_call_queue(struct vipl_nic *nic, struct vipl_call *c);
+/* Drop the queued handler calls of one VI (vi) or CQ (cq; the other NULL) and wait for the one
+ * the NIC thread is running for it, unless this is that thread (destroying from inside the
+ * handler). NIC lock held. */
+void vipl_calls_cancel(struct vipl_nic *nic, const struct vipl_vi *vi, const struct vipl_cq *cq);
 void vipl_async_error(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE code,
 		      VIP_RESOURCE_CODE res, VIP_DESCRIPTOR *d, VIP_ULONG op);
 uint64_t vipl_now_ms(void);

@@ -54,6 +54,27 @@ void vipl_call_queue(struct vipl_nic *nic, struct vipl_call *c)
 	vipl_nic_wake(nic);
 }
 
+void vipl_calls_cancel(struct vipl_nic *nic, const struct vipl_vi *vi, const struct vipl_cq *cq)
+{
+	struct vipl_call **pp = &nic->calls;
+	while (*pp != NULL) {
+		struct vipl_call *c = *pp;
+		if ((vi != NULL && c->kind == CALL_VI && c->vi == vi) ||
+		    (cq != NULL && c->kind == CALL_CQ && c->cq == cq)) {
+			*pp = c->next;
+			free(c);
+		} else {
+			pp = &c->next;
+		}
+	}
+	nic->calls_tail = &nic->calls;
+	while (*nic->calls_tail != NULL)
+		nic->calls_tail = &(*nic->calls_tail)->next;
+	while (((vi != NULL && nic->cb_vi == vi) || (cq != NULL && nic->cb_cq == cq)) &&
+	       !pthread_equal(pthread_self(), nic->thread))
+		pthread_cond_wait(&nic->cv, &nic->lock);
+}
+
 static void default_error_handler(void *ctx, VIP_ERROR_DESCRIPTOR *e)
 {
 	(void)ctx;

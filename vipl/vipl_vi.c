@@ -98,27 +98,6 @@ out:
 	return rc;
 }
 
-/* Drop queued handler calls of vi and wait for one the NIC thread is running (unless this is
- * that thread, destroying from inside the handler). NIC lock held. */
-static void cancel_calls(struct vipl_nic *nic, struct vipl_vi *vi)
-{
-	struct vipl_call **pp = &nic->calls;
-	while (*pp != NULL) {
-		struct vipl_call *c = *pp;
-		if (c->kind == CALL_VI && c->vi == vi) {
-			*pp = c->next;
-			free(c);
-		} else {
-			pp = &c->next;
-		}
-	}
-	nic->calls_tail = &nic->calls;
-	while (*nic->calls_tail != NULL)
-		nic->calls_tail = &(*nic->calls_tail)->next;
-	while (nic->cb_vi == vi && !pthread_equal(pthread_self(), nic->thread))
-		pthread_cond_wait(&nic->cv, &nic->lock);
-}
-
 VIPL_EXPORT VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle)
 {
 	struct vipl_vi *vi = (struct vipl_vi *)vipl_handle_get(ViHandle, VK_VI);
@@ -134,7 +113,7 @@ VIPL_EXPORT VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle)
 		return rc;
 	}
 	vi->sq.notify = vi->rq.notify = NULL;
-	cancel_calls(nic, vi);
+	vipl_calls_cancel(nic, vi, NULL);
 	for (struct vipl_vi **pp = &nic->vis; *pp; pp = &(*pp)->next)
 		if (*pp == vi) {
 			*pp = vi->next;
