@@ -28,7 +28,10 @@
 #ifndef RN_TRANSPORT_H
 #define RN_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -94,6 +97,18 @@ struct rn_transport_ops {
 	 * TCP_MAXSEG on a kernel socket), or a negative errno. The QP sizes its FPDUs from it
 	 * (MPA MULPDU, RFC 5044 §4.1), so one FPDU travels in one segment. May be NULL. */
 	int (*mss)(const struct rn_conn *c);
+
+	/* Streams, optional (NULL: the transport cannot keep records whole, as kernel TCP).
+	 * From now on every octet offered to sendv belongs to a record whose total length
+	 * rec_len returns from the record's first two octets (MPA FPDUs without markers).
+	 * sendv then accepts whole records only, and every TCP segment starts with a record
+	 * (the MPA alignment rule, RFC 5044 §5). 0 or a negative errno. */
+	int (*set_records)(struct rn_conn *c, size_t (*rec_len)(const uint8_t hdr[2]));
+
+	/* true: fd() never turns writable; readability stands for every change (data, send
+	 * space, connect finished, end of stream, failure). Consumers try both directions when
+	 * it is readable. A user-space engine signals through an eventfd this way. */
+	bool ready_as_readable;
 };
 
 struct rn_transport {
@@ -171,6 +186,17 @@ static inline int rn_conn_local_addr(const struct rn_conn *c, struct sockaddr *a
 static inline int rn_conn_peer_addr(const struct rn_conn *c, struct sockaddr *a, socklen_t *l)
 {
 	return c->ops->peer_addr(c, a, l);
+}
+
+/* Record mode when the transport has it (see set_records); -EOPNOTSUPP otherwise. */
+static inline int rn_conn_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t hdr[2]))
+{
+	return c->ops->set_records ? c->ops->set_records(c, rec_len) : -EOPNOTSUPP;
+}
+
+static inline bool rn_conn_ready_as_readable(const struct rn_conn *c)
+{
+	return c->ops->ready_as_readable;
 }
 
 /* The stream's MSS, or 0 when the transport cannot tell. */

@@ -1,0 +1,89 @@
+/* A DPDK poll-mode port carrying softrnic's TCP/IP engine (tcp/tcp.h): EAL start-up from one
+ * configuration, the port (memif, af_packet, ring, pcap, tap or a real NIC the user names),
+ * its mbuf pool, the poll loop, per-port counters and pcap capture.
+ *
+ * Configuration comes from a file (SOFTRNIC_DPDK_CONF=path, lines "key = value", '#'
+ * comments) or from the environment (SOFTRNIC_DPDK_<KEY>, which overrides the file):
+ *   eal     EAL arguments, e.g. "--vdev=net_memif0,role=server,socket=/tmp/m.sock".
+ *           softrnic always adds --no-pci (the machine's own NIC is never taken), --no-shconf,
+ *           --no-telemetry, --in-memory when no --no-huge/-m is given, and -l <lcore>.
+ *   port    which ethdev: a port number or a device name ("net_memif0"); default 0
+ *   ip      198.51.100.1/24 (required)        gw   gateway address (optional)
+ *   mac     02:00:00:00:00:01 (default: the port's own)
+ *   mtu     IP MTU (default 1500)
+ *   pcap    file: capture every frame in and out (libpcap format, Wireshark reads it)
+ *   sndbuf, rcvbuf   per-connection octets;   cc   newreno | cubic
+ *   spin_us how long the poll thread keeps polling after the last packet before it naps
+ *           (default 200); nap_us the nap (default 50)
+ * EAL can start once per process; a second open of the same configuration returns the same
+ * port (reference counted).
+ *
+ * Driving. Either the port's own poll thread (rn_dpdk_port_start), or the caller's thread in
+ * inline mode (rn_dpdk_port_poll). In thread mode every other thread that touches the stack
+ * or its connections holds the port lock; callbacks of tcp/tcp.h run with it held. */
+#ifndef RN_DPDK_PORT_H
+#define RN_DPDK_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcp.h"
+
+struct rn_dpdk_port;
+
+struct rn_dpdk_cfg {
+	char eal[1024];
+	char port[64];
+	uint32_t ip;          /* network order */
+	uint8_t prefix_len;
+	uint32_t gateway;     /* network order, 0 none */
+	uint8_t mac[6];
+	bool mac_set;
+	uint16_t mtu;
+	char pcap[256];       /* empty: no capture */
+	uint32_t snd_buf, rcv_buf;
+	enum tcp_cc_algo cc;
+	uint32_t spin_us, nap_us;
+};
+
+/* 0, or -ENOENT when no configuration is given at all (no SOFTRNIC_DPDK_CONF nor
+ * SOFTRNIC_DPDK_* variables), -EINVAL with a message in err naming the bad key. */
+int rn_dpdk_cfg_from_env(struct rn_dpdk_cfg *cfg, char *err, size_t errlen);
+/* Parse "key = value" lines (the file format) into cfg. */
+int rn_dpdk_cfg_parse(struct rn_dpdk_cfg *cfg, const char *text, char *err, size_t errlen);
+
+/* Start EAL (once per process) and the port. On failure err says what went wrong and what to
+ * do (no hugepages: use --no-huge or reserve them; no such device; permission denied: run
+ * as root or give CAP_NET_RAW for af_packet; memif socket in use ...). */
+int rn_dpdk_port_open(const struct rn_dpdk_cfg *cfg, struct rn_dpdk_port **out, char *err,
+		      size_t errlen);
+/* Drops a reference; the last one stops the thread, destroys the stack (aborting its
+ * connections) and stops the port. EAL itself stays (DPDK cannot restart it). */
+void rn_dpdk_port_close(struct rn_dpdk_port *p);
+
+struct tcp_stack *rn_dpdk_port_stack(struct rn_dpdk_port *p);
+
+/* Thread mode. */
+int rn_dpdk_port_start(struct rn_dpdk_port *p);
+void rn_dpdk_port_stop(struct rn_dpdk_port *p);
+void rn_dpdk_port_lock(struct rn_dpdk_port *p);
+void rn_dpdk_port_unlock(struct rn_dpdk_port *p);
+/* Make a napping poll thread look at the stack now (after queuing work from another
+ * thread). Cheap when it polls. */
+void rn_dpdk_port_kick(struct rn_dpdk_port *p);
+
+/* Inline mode: one pass (receive a burst, input, timers, transmit). Returns the number of
+ * packets received; *next_ns (may be NULL) the ns until the next timer. -EBUSY while the
+ * thread runs. */
+int rn_dpdk_port_poll(struct rn_dpdk_port *p, uint64_t *next_ns);
+
+struct rn_dpdk_port_stats {
+	uint64_t rx_bursts, rx_pkts, rx_bytes, tx_pkts, tx_bytes, tx_full_drops;
+	uint64_t polls, naps, pcap_frames;
+	/* rte_eth_stats of the port */
+	uint64_t eth_ipackets, eth_opackets, eth_ierrors, eth_oerrors, eth_imissed;
+};
+void rn_dpdk_port_get_stats(struct rn_dpdk_port *p, struct rn_dpdk_port_stats *st);
+
+#endif

@@ -1,0 +1,215 @@
+/* softrnic's TCP/IP engine (issue 4): the TCP a hardware RNIC carries, on DPDK mbufs.
+ *
+ * One stack = one IPv4 interface (Ethernet, ARP, IPv4, ICMP echo: tcp/net.h) plus TCP per
+ * RFC 9293 with RFC 7323 (window scale, timestamps, PAWS), RFC 2018/6675 (SACK), RFC 6298
+ * (RTO, Karn), RFC 5681/6582 (NewReno) or RFC 9438 (CUBIC), RFC 5961 (challenge ACKs) and
+ * RFC 6528 (initial sequence numbers). Connections are found by a 4-tuple rte_hash; timers
+ * live on one wheel; the data path allocates nothing but mbufs from the stack's pool.
+ *
+ * What an RNIC needs from it and no socket API gives (shared/specs/anchors.md §9):
+ *   - record mode: segments never split a record that fits one MSS and each starts with one
+ *     (MPA FPDU alignment, RFC 5044 §5) - tcp_conn_set_records;
+ *   - zero-copy transmit: segments reference the caller's memory, held until acknowledged -
+ *     tcp_send_zc and on_zc_done;
+ *   - receive by callback with the mbuf itself, so DDP can place payload straight from it -
+ *     on_recv; the receive window closes by what the consumer holds until tcp_conn_recved.
+ *
+ * Threading. A stack is single-threaded: every call on a stack, its listeners and its
+ * connections comes from the one thread that owns the stack at that moment (the port's poll
+ * thread, or any thread holding the port's lock: rnic/rn_dpdk_port.h). Callbacks run on that
+ * thread from inside tcp_stack_input and tcp_stack_poll only; no API call ever calls back into
+ * the caller (an API call may transmit). Addresses and ports in struct sockaddr_in are in
+ * network byte order as usual; every other integer is in host order.
+ *
+ * Errors are negative errno values. */
+#ifndef TCP_H
+#define TCP_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "net.h"
+
+struct rte_mbuf;
+struct tcp_stack;
+struct tcp_conn;
+struct tcp_listener;
+
+enum tcp_state {
+	TCP_CLOSED,
+	TCP_LISTEN,
+	TCP_SYN_SENT,
+	TCP_SYN_RECEIVED,
+	TCP_ESTABLISHED,
+	TCP_FIN_WAIT_1,
+	TCP_FIN_WAIT_2,
+	TCP_CLOSE_WAIT,
+	TCP_CLOSING,
+	TCP_LAST_ACK,
+	TCP_TIME_WAIT,
+};
+const char *tcp_state_name(enum tcp_state s);
+
+enum tcp_cc_algo { TCP_CC_NEWRENO, TCP_CC_CUBIC };
+
+/* ---- stack ------------------------------------------------------------------------------ */
+struct tcp_stack_cfg {
+	struct net_if_cfg nif;  /* the interface: addresses, MTU, pool, transmit (tcp/net.h) */
+	uint32_t max_conns;     /* connections + TIME_WAIT entries (hash size); 0 = 4096 */
+	uint32_t snd_buf;       /* per-connection send buffer octets; 0 = 256 KiB */
+	uint32_t rcv_buf;       /* per-connection receive window octets; 0 = 256 KiB */
+	bool no_sack;           /* do not offer SACK (on by default) */
+	bool no_timestamps;     /* do not offer timestamps (on by default) */
+	bool no_wscale;         /* do not offer window scaling (on by default) */
+	enum tcp_cc_algo cc;    /* default NEWRENO */
+	uint32_t delack_us;     /* delayed-ACK timeout; 0 = 1000 (RFC 9293: < 500 ms) */
+	uint32_t msl_ms;        /* TIME_WAIT lasts 2 MSL; 0 = 30000 */
+	uint32_t syn_retries;   /* SYN retransmissions before -ETIMEDOUT; 0 = 6 */
+	uint32_t data_retries;  /* RTO expiries before -ETIMEDOUT (RFC 9293 R2); 0 = 15 */
+	uint32_t rto_min_ms;    /* 0 = 200 (Linux; RFC 6298 says 1 s, 2.4 allows less) */
+	uint32_t rto_init_ms;   /* 0 = 1000 (RFC 6298 2.1) */
+	/* Clock in ns, monotonic. NULL = CLOCK_MONOTONIC. Tests pass a virtual clock. */
+	uint64_t (*clock_ns)(void *arg);
+	void *clock_arg;
+	/* RFC 6528 secret; all zero = random (getrandom). Tests may fix it. */
+	uint8_t isn_key[16];
+};
+/* Fills every field with its default (all zero / NULL, as described above). */
+void tcp_stack_cfg_default(struct tcp_stack_cfg *cfg);
+
+/* -EINVAL (bad address, MTU, missing pool or tx), -ENOMEM. */
+int tcp_stack_create(const struct tcp_stack_cfg *cfg, struct tcp_stack **out);
+/* Aborts every connection (RST, no callbacks; zero-copy memory is released before it
+ * returns), closes listeners, frees everything. NULL is ignored. */
+void tcp_stack_destroy(struct tcp_stack *s);
+
+/* Received frames (from rte_eth_rx_burst). Takes ownership of every mbuf. */
+void tcp_stack_input(struct tcp_stack *s, struct rte_mbuf **pkts, uint16_t n);
+/* Runs due timers, deferred callbacks and ARP upkeep, then transmits what is queued.
+ * Returns the ns until the next timer is due (UINT64_MAX: none), so an idle caller knows
+ * how long it may sleep. Call it after every tcp_stack_input batch and when idle. */
+uint64_t tcp_stack_poll(struct tcp_stack *s);
+/* Transmit what API calls queued (tcp_send ... transmit through this too). */
+void tcp_stack_flush(struct tcp_stack *s);
+
+struct net_if *tcp_stack_netif(struct tcp_stack *s);
+uint64_t tcp_stack_now_ns(const struct tcp_stack *s);
+
+struct tcp_stack_stats {
+	uint64_t active_opens, passive_opens, attempt_fails, estab_resets;
+	uint64_t in_segs, out_segs, retrans_segs, fast_retrans, rto_expiries;
+	uint64_t in_errs, in_csum_errs, out_rsts, in_rsts;
+	uint64_t challenge_acks, paws_drops, ooo_segs, dup_segs, syn_backlog_drops;
+	uint64_t no_port_rsts;  /* RST answered to a segment for no connection/listener */
+	uint64_t cur_conns, time_wait;
+};
+void tcp_stack_get_stats(const struct tcp_stack *s, struct tcp_stack_stats *st);
+
+/* ---- connection callbacks ------------------------------------------------------------------ */
+struct tcp_conn_ops {
+	/* Active open finished: err 0 (ESTABLISHED) or -ECONNREFUSED (RST), -ETIMEDOUT (SYN
+	 * retries), -EHOSTUNREACH (no ARP answer). After an error on_closed follows. */
+	void (*on_connected)(void *arg, struct tcp_conn *c, int err);
+	/* In-order payload: len octets of m from byte offset off of the packet data (m may be a
+	 * chain). m is the callee's: rte_pktmbuf_free it when done. The receive window shrinks by
+	 * len until the consumer calls tcp_conn_recved. */
+	void (*on_recv)(void *arg, struct tcp_conn *c, struct rte_mbuf *m, uint32_t off,
+			uint32_t len);
+	/* The peer's FIN, after all its data was delivered. */
+	void (*on_eof)(void *arg, struct tcp_conn *c);
+	/* Send space grew after a tcp_send / tcp_send_zc that could not take everything. */
+	void (*on_writable)(void *arg, struct tcp_conn *c);
+	/* A tcp_send_zc is over and its memory is no longer referenced by the engine or the
+	 * port: err 0 every octet was acknowledged, else why not (-ECONNRESET, ...). */
+	void (*on_zc_done)(void *arg, struct tcp_conn *c, void *cookie, int err);
+	/* Last callback: the connection is over for the user. err 0 after an orderly close in
+	 * both directions (the engine may keep TIME_WAIT state on its own), -ECONNRESET (RST
+	 * received), -ETIMEDOUT (retransmissions or keepalive gave up), -ECONNREFUSED /
+	 * -EHOSTUNREACH (failed open). The handle is invalid once this returns. */
+	void (*on_closed)(void *arg, struct tcp_conn *c, int err);
+};
+
+/* ---- listen / accept ------------------------------------------------------------------------ */
+struct tcp_listener_ops {
+	/* A connection is established and waiting in the accept queue. */
+	void (*on_acceptable)(void *arg, struct tcp_listener *l);
+};
+/* port in host order (0: -EINVAL). backlog bounds half-open plus not-yet-accepted
+ * connections (SYNs beyond it are dropped and counted). -EADDRINUSE, -ENOMEM. */
+int tcp_listen(struct tcp_stack *s, uint16_t port, int backlog,
+	       const struct tcp_listener_ops *ops, void *arg, struct tcp_listener **out);
+/* Take an established connection: 0, or -EAGAIN when none waits. The new connection's
+ * callbacks are ops/arg from now on (data that arrived before is delivered at the next
+ * tcp_stack_poll). */
+int tcp_accept(struct tcp_listener *l, const struct tcp_conn_ops *ops, void *arg,
+	       struct tcp_conn **out);
+/* Close the listener; connections still in its queue are reset. */
+void tcp_listener_close(struct tcp_listener *l);
+uint16_t tcp_listener_port(const struct tcp_listener *l);
+
+/* ---- connect ----------------------------------------------------------------------------- */
+/* Active open to dst (AF_INET). local_port 0 picks an ephemeral one. 0 with *out (the result
+ * comes through on_connected), or -EINVAL, -EADDRINUSE, -ENETUNREACH (no route), -ENOMEM. */
+int tcp_connect(struct tcp_stack *s, const struct sockaddr_in *dst, uint16_t local_port,
+		const struct tcp_conn_ops *ops, void *arg, struct tcp_conn **out);
+
+/* ---- data ----------------------------------------------------------------------------------- */
+/* Copy octets into the send queue and transmit what the windows allow. Returns octets
+ * accepted (may be fewer than offered; in record mode whole records only), -EAGAIN when
+ * nothing fits now (on_writable follows), -ENOTCONN before ESTABLISHED, -EPIPE after
+ * tcp_shutdown or once the connection is over. */
+ssize_t tcp_send(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt);
+/* Zero-copy: segments reference iov's memory until acknowledged, then on_zc_done(cookie).
+ * All or nothing: 0, -EAGAIN (not enough send space), other errors as tcp_send. The memory
+ * must stay valid and unchanged until on_zc_done. */
+int tcp_send_zc(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, void *cookie);
+/* Record mode (for MPA): from now on every octet sent belongs to a record whose total length
+ * rec_len returns from the record's first two octets. tcp_send takes whole records only,
+ * a segment never splits a record that fits one MSS, and every segment starts with a record.
+ * NULL turns it off. */
+typedef size_t (*tcp_rec_len_fn)(const uint8_t hdr[2]);
+void tcp_conn_set_records(struct tcp_conn *c, tcp_rec_len_fn rec_len);
+/* The consumer released len octets delivered by on_recv: the window opens again. */
+void tcp_conn_recved(struct tcp_conn *c, uint32_t len);
+
+/* ---- close ---------------------------------------------------------------------------------- */
+/* FIN after everything queued; receiving goes on. -ENOTCONN when not connected. */
+int tcp_shutdown(struct tcp_conn *c);
+/* Orderly close: queued data still goes out, then FIN. Callbacks keep coming (on_zc_done,
+ * on_recv is discarded and freed by the engine) until on_closed. */
+void tcp_close(struct tcp_conn *c);
+/* Abortive close: RST, queues dropped. No callback follows except on_zc_done(-ECONNABORTED)
+ * for outstanding zero-copy sends, run before tcp_abort returns; the handle is invalid once
+ * it returns. */
+void tcp_abort(struct tcp_conn *c);
+
+/* ---- queries and options ------------------------------------------------------------------- */
+enum tcp_state tcp_conn_state(const struct tcp_conn *c);
+/* Payload octets one segment carries (effective send MSS, options included). */
+uint32_t tcp_conn_mss(const struct tcp_conn *c);
+/* Octets tcp_send would accept now. */
+uint32_t tcp_conn_send_space(const struct tcp_conn *c);
+void tcp_conn_addrs(const struct tcp_conn *c, struct sockaddr_in *local,
+		    struct sockaddr_in *peer);
+/* Keepalive (RFC 9293 3.8.4): off by default. idle_s 0 turns it off. */
+int tcp_conn_set_keepalive(struct tcp_conn *c, uint32_t idle_s, uint32_t intvl_s,
+			   uint32_t probes);
+/* Nagle (RFC 9293 3.7.4): off by default (an RNIC sends whole FPDUs at once). */
+void tcp_conn_set_nagle(struct tcp_conn *c, bool on);
+
+struct tcp_conn_stats {
+	enum tcp_state state;
+	uint32_t snd_mss, rcv_mss, snd_wnd, rcv_wnd, cwnd, ssthresh;
+	uint8_t snd_wscale, rcv_wscale;
+	bool sack_ok, ts_ok;
+	uint32_t srtt_us, rttvar_us, rto_us;
+	uint64_t bytes_sent, bytes_acked, bytes_received;
+	uint64_t segs_out, segs_in, retrans, fast_retrans, rto_expiries, ooo_segs, dup_acks;
+};
+void tcp_conn_get_stats(const struct tcp_conn *c, struct tcp_conn_stats *st);
+
+#endif
