@@ -668,7 +668,20 @@ int rn_cm_fd(const struct rn_cm *cm)
 	return cm->conn != NULL ? rn_conn_fd(cm->conn) : -1;
 }
 
+static short poll_events(const struct rn_cm *cm);
+
+/* A transport that signals everything as readable (rn_transport.h ready_as_readable) never
+ * turns writable: wait for readable instead; rn_cm_progress tries both directions. */
 short rn_cm_poll_events(const struct rn_cm *cm)
+{
+	short ev = poll_events(cm);
+
+	if ((ev & POLLOUT) && cm->conn != NULL && rn_conn_ready_as_readable(cm->conn))
+		ev = (short)((ev & ~POLLOUT) | POLLIN);
+	return ev;
+}
+
+static short poll_events(const struct rn_cm *cm)
 {
 	switch (cm->state) {
 	case RN_CM_CONNECTING:

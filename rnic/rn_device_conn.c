@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rn_device_int.h"
+#include "rn_dpdk.h"
 
 struct rn_dev_conn {
 	struct rn_device *dev;
@@ -328,11 +329,14 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 		rn_progress_consumer_polled(dev->eng);
 	/* placement from this thread must hold up dereg like the engine's (rn_mem QSBR) */
 	bool rd = n && rn_mem_reader_register(dev->mem, &reader) == RN_OK;
+	/* a DPDK stream's empty recv drives the port from this thread (docs/dpdk-rdma.md G1) */
+	rn_dpdk_consumer_mark(rd);
 	for (unsigned i = 0; i < n; i++) {
 		if (rd && pinned[i]->ops->try_progress(pinned[i]->obj) > 0)
 			did++;
 		atomic_fetch_sub(&pinned[i]->pins, 1);
 	}
+	rn_dpdk_consumer_mark(false);
 	if (rd)
 		rn_mem_reader_unregister(dev->mem, reader);
 	if (!did)

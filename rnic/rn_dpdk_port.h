@@ -15,6 +15,12 @@
  *   sndbuf, rcvbuf   per-connection octets;   cc   newreno | cubic
  *   spin_us how long the poll thread keeps polling after the last packet before it naps
  *           (default 200); nap_us the nap (default 50)
+ *   mbufs   mbufs in the port's receive pool (default 16383): only rx_burst takes from it
+ *   tx_mbufs mbufs in the transmit pool, everything the engine allocates (headers, send
+ *           queue copies, clones); default: enough for 4096 connections x sndbuf, at most
+ *           65535, and no more than fits in EAL's free memory (docs/dpdk-port.md)
+ *   link_wait_ms  how long an open waits for the link to come up (default 2000; memif's
+ *           server has none until a client connects: the open returns anyway)
  * EAL can start once per process; a second open of the same configuration returns the same
  * port (reference counted).
  *
@@ -45,6 +51,9 @@ struct rn_dpdk_cfg {
 	uint32_t snd_buf, rcv_buf;
 	enum tcp_cc_algo cc;
 	uint32_t spin_us, nap_us;
+	uint32_t nb_mbufs;    /* key mbufs (receive pool); 0 = default */
+	uint32_t nb_tx_mbufs; /* key tx_mbufs (transmit pool); 0 = sized at open */
+	uint32_t link_wait_ms; /* key link_wait_ms; 0 = do not wait */
 };
 
 /* 0, or -ENOENT when no configuration is given at all (no SOFTRNIC_DPDK_CONF nor
@@ -78,11 +87,27 @@ void rn_dpdk_port_kick(struct rn_dpdk_port *p);
  * thread runs. */
 int rn_dpdk_port_poll(struct rn_dpdk_port *p, uint64_t *next_ns);
 
+/* Consumer-driven mode (thread mode, helper G): a thread that already holds the port lock and
+ * found nothing to do (a transport recv with its queue empty) runs one pass itself instead of
+ * waiting for the poll thread; the poll thread then backs off for hold_us (sleeps, waking for
+ * rn_dpdk_port_kick / stop) while such passes keep coming, so consumer and poll thread do not
+ * fight for a core. Returns packets received. The lock must be held (it is recursive). */
+int rn_dpdk_port_pass_locked(struct rn_dpdk_port *p, unsigned hold_us);
+/* Called at the end of every pass (poll thread, inline or consumer pass), lock held: the
+ * transport retries sends refused for want of mbufs (-ENOBUFS) there. One hook per port;
+ * fn NULL removes it. -EBUSY when another arg holds it. */
+typedef void (*rn_dpdk_pass_fn)(void *arg);
+int rn_dpdk_port_set_pass_hook(struct rn_dpdk_port *p, rn_dpdk_pass_fn fn, void *arg);
+
 struct rn_dpdk_port_stats {
 	uint64_t rx_bursts, rx_pkts, rx_bytes, tx_pkts, tx_bytes, tx_full_drops;
 	uint64_t polls, naps, pcap_frames;
+	uint64_t ext_passes, holds;      /* consumer passes; poll thread hold sleeps */
 	/* rte_eth_stats of the port */
 	uint64_t eth_ipackets, eth_opackets, eth_ierrors, eth_oerrors, eth_imissed;
+	/* the two pools: size and mbufs free now (cached ones count as free) */
+	uint64_t rx_pool_size, rx_pool_free, tx_pool_size, tx_pool_free;
+	bool link_up;         /* at the end of the open's wait */
 };
 void rn_dpdk_port_get_stats(struct rn_dpdk_port *p, struct rn_dpdk_port_stats *st);
 

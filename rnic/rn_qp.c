@@ -670,8 +670,11 @@ enum rn_status rn_qp_modify_qp(struct rn_qp *qp, const struct rn_qp_mod *m,
 	if (st.from == RN_QPS_IDLE && st.to == RN_QPS_RTS)
 		take_handoff(qp, m);
 	run_step(qp, &st);
-	if (st.to == RN_QPS_RTS && st.from == RN_QPS_IDLE && (m->mask & RN_QPM_STREAM_MSG))
-		rn_qp_tx_queue_raw(qp, m->stream_msg, m->stream_msg_len);
+	if (st.to == RN_QPS_RTS && st.from == RN_QPS_IDLE) {
+		if (m->mask & RN_QPM_STREAM_MSG)
+			rn_qp_tx_queue_raw(qp, m->stream_msg, m->stream_msg_len);
+		rn_qp_tx_use_records(qp);
+	}
 	check_cq_error(qp);
 	rn_qp_tx_pump(qp);
 	rn_qp_check_closed(qp);
@@ -816,6 +819,11 @@ int rn_qp_on_readable(struct rn_qp *qp)
 	pthread_mutex_lock(&qp->lock);
 	did = rn_qp_rx_run(qp);
 	rn_qp_tx_pump(qp);
+	if (qp->conn && rn_conn_ready_as_readable(qp->conn)) {
+		/* the fd never turns writable: readable also stands for send space */
+		rn_qp_sq_complete(qp);
+		check_cq_error(qp);
+	}
 	rn_qp_check_closed(qp);
 	unlock_and_wake(qp);
 	return did;

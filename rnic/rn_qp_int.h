@@ -93,6 +93,10 @@ struct rn_qp_tx {
 	bool term_pending;              /* Terminate built, not yet framed */
 	struct rdmap_term term;
 	bool close_pending, fin_sent;
+	/* Record mode (rn_transport set_records) waits until the streaming-mode octets queued
+	 * in front of the FPDUs (rn_qp_tx_queue_raw) are with the transport: they are no record. */
+	bool rec_pending;
+	uint64_t raw_end;               /* sent_total once the raw octets are accepted */
 };
 
 /* RFC 7306 Immediate Data octet 4 (docs/wire.md); other values: plain immediate data */
@@ -223,6 +227,8 @@ void rn_qp_tx_reset(struct rn_qp *qp);
 void rn_qp_tx_pump(struct rn_qp *qp);
 bool rn_qp_tx_busy(struct rn_qp *qp);
 void rn_qp_tx_queue_raw(struct rn_qp *qp, const void *p, size_t n);
+/* Entering RTS without markers: ask the transport to keep FPDUs whole (see rn_qp_tx.c). */
+void rn_qp_tx_use_records(struct rn_qp *qp);
 void rn_qp_tx_terminate(struct rn_qp *qp, struct iwarp_err e);
 void rn_qp_tx_drop(struct rn_qp *qp);
 void rn_qp_read_done(struct rn_qp *qp, struct rn_orq_ent *o);

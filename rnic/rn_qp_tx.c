@@ -153,6 +153,39 @@ void rn_qp_tx_queue_raw(struct rn_qp *qp, const void *p, size_t n)
 		t->ent[--t->ehead % RN_TX_ENTS] = (struct tx_ent){ NULL, n };
 	for (uint32_t i = t->mhead; i != t->mtail; i++)
 		t->marks[i % RN_TX_MARKS].end += n;
+	t->raw_end = t->sent_total + n;
+}
+
+/* Total wire length of a marker-free FPDU from its ULPDU_Length: header, ULPDU, pad to 4,
+ * CRC (the field is there even when CRC is off). RFC 5044 §4. */
+static size_t mpa_fpdu_rec_len(const uint8_t hdr[2])
+{
+	size_t ulpdu = (size_t)hdr[0] << 8 | hdr[1];
+
+	return MPA_HDR_LEN + ulpdu + mpa_pad_len(ulpdu) + MPA_CRC_LEN;
+}
+
+/* A transport that can keeps every FPDU whole and at the start of a TCP segment (the MPA
+ * alignment rule, RFC 5044 §5); kernel sockets cannot (-EOPNOTSUPP: nothing changes). The
+ * passive side enters RTS with its MPA Reply still queued as raw octets (and the RTR or a
+ * first message may be framed behind it): record mode starts once those octets are with the
+ * transport, and tx_flush offers nothing past them before. */
+static void records_on(struct rn_qp *qp)
+{
+	qp->tx.rec_pending = false;
+	(void)rn_conn_set_records(qp->conn, mpa_fpdu_rec_len);
+}
+
+void rn_qp_tx_use_records(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+
+	if (!qp->conn || qp->llp.params.markers_tx)
+		return;
+	if (t->raw_end > t->sent_total)
+		t->rec_pending = true;
+	else
+		records_on(qp);
 }
 
 static bool marks_full(const struct rn_qp_tx *t)
@@ -191,12 +224,18 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 	size_t bpos = t->head, off = t->eoff, offered = 0;
 	ssize_t n;
 
+	/* before record mode starts, offer nothing past the raw octets */
+	size_t limit = t->rec_pending ? (size_t)(t->raw_end - t->sent_total) : SIZE_MAX;
+
 	*all = false;
 	if (!qp->conn || tx_empty(t))
 		return 0;
-	for (uint32_t i = t->ehead; i != t->etail && cnt < RN_TX_ENTS; i++) {
+	for (uint32_t i = t->ehead; i != t->etail && cnt < RN_TX_ENTS && offered < limit; i++) {
 		const struct tx_ent *e = &t->ent[i % RN_TX_ENTS];
 		size_t len = e->len - off;
+
+		if (len > limit - offered)
+			len = limit - offered;
 
 		if (e->ext) {
 			iov[cnt++] = (struct iovec){ (void *)(e->ext + off), len };
@@ -216,6 +255,8 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 	}
 	*all = (size_t)n == offered;
 	t->sent_total += (uint64_t)n;
+	if (t->rec_pending && t->sent_total >= t->raw_end)
+		records_on(qp);
 	for (size_t left = (size_t)n; left;) {
 		struct tx_ent *e = &t->ent[t->ehead % RN_TX_ENTS];
 		size_t rem = e->len - t->eoff, k = left < rem ? left : rem;

@@ -9,6 +9,7 @@ PACKAGES=(
   dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev iproute2 valgrind
   ibverbs-utils rdmacm-utils perftest   # Debian programs the drop-in tests run (tests/dropin)
   libsodium-dev iperf3                  # TCP engine: SipHash for RFC 6528 ISNs; the iperf3 baseline
+  iputils-ping                          # tests/tcp/net: the kernel pings softrnic-port
 )
 
 missing=()

@@ -22,6 +22,7 @@ struct tcp_cc {
 	uint32_t k_ms;            /* time to reach w_max */
 	uint32_t w_est;           /* Reno-friendly estimate, bytes */
 	uint32_t cubic_ack_bytes;
+	uint32_t w_est_ack_bytes; /* acked octets not yet counted in w_est (rounding carry) */
 };
 
 /* Initial window per RFC 5681 3.1 (IW = min(4*SMSS, max(2*SMSS, 4380)), ssthresh "arbitrarily

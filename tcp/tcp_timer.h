@@ -26,6 +26,7 @@ struct tcp_wheel {
 	uint64_t cur_tick;      /* ticks processed so far */
 	uint64_t start_us;
 	uint32_t armed;
+	uint64_t low_tick;      /* no armed timer expires before it (next_us starts there) */
 	struct tcp_timer slot[TCP_WHEEL_SLOTS]; /* list heads */
 };
 

@@ -177,22 +177,33 @@ static int sv_llp_mss(const struct rn_conn *c)
 	return v ? (int)v : -EOPNOTSUPP;
 }
 
-static const struct rn_transport_ops sv_llp_ops = {
-	.name = "softrnic-verbs-llp",
-	.listen = sv_llp_no_listen,
-	.accept = sv_llp_no_accept,
-	.connect = sv_llp_no_connect,
-	.connect_status = sv_llp_connect_status,
-	.sendv = sv_llp_sendv,
-	.recv = sv_llp_recv,
-	.shutdown_write = sv_llp_shutdown_write,
-	.close = sv_llp_close,
-	.abort = sv_llp_abort,
-	.fd = sv_llp_fd,
-	.local_addr = sv_llp_local_addr,
-	.peer_addr = sv_llp_peer_addr,
-	.mss = sv_llp_mss,
-};
+static int sv_llp_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t hdr[2]))
+{
+	return rn_conn_set_records(sv_llp_of(c)->inner, rec_len);
+}
+
+/* Two tables that differ only in ready_as_readable, a property of the wrapped transport. */
+#define SV_LLP_OPS(ready)                                  \
+	{                                                  \
+		.name = "softrnic-verbs-llp",              \
+		.listen = sv_llp_no_listen,                \
+		.accept = sv_llp_no_accept,                \
+		.connect = sv_llp_no_connect,              \
+		.connect_status = sv_llp_connect_status,   \
+		.sendv = sv_llp_sendv,                     \
+		.recv = sv_llp_recv,                       \
+		.shutdown_write = sv_llp_shutdown_write,   \
+		.close = sv_llp_close,                     \
+		.abort = sv_llp_abort,                     \
+		.fd = sv_llp_fd,                           \
+		.local_addr = sv_llp_local_addr,           \
+		.peer_addr = sv_llp_peer_addr,             \
+		.mss = sv_llp_mss,                         \
+		.set_records = sv_llp_set_records,         \
+		.ready_as_readable = (ready),              \
+	}
+static const struct rn_transport_ops sv_llp_ops = SV_LLP_OPS(false);
+static const struct rn_transport_ops sv_llp_ops_ready = SV_LLP_OPS(true);
 
 /* ---- connect ----------------------------------------------------------------------------- */
 int softrnic_qp_connect(struct ibv_qp *qp, struct rn_cm_handoff *h)
@@ -209,7 +220,9 @@ int softrnic_qp_connect(struct ibv_qp *qp, struct rn_cm_handoff *h)
 	w = malloc(sizeof(*w));
 	if (!w)
 		return ENOMEM;
-	*w = (struct sv_llp){ .base = { .ops = &sv_llp_ops }, .inner = h->conn, .q = q };
+	*w = (struct sv_llp){ .base = { .ops = rn_conn_ready_as_readable(h->conn) ?
+					     &sv_llp_ops_ready : &sv_llp_ops },
+			      .inner = h->conn, .q = q };
 	sv_connect_ird_ord(q, &h->params);
 	h->conn = &w->base;
 	m.llp = h;

@@ -16,6 +16,7 @@
 #include "verbs_int.h"
 #include "verbs_dev.h"
 #include "v_post_err.h"
+#include "rn_dpdk.h"
 
 #undef ibv_query_port   /* the header maps it to an inline; we define the function */
 
@@ -57,6 +58,10 @@ static void sv_pick_mac(uint8_t mac[6])
 
 static void sv_dev_init_once(void)
 {
+	/* Over DPDK the device is the port: its MAC gives the GID (docs/dpdk-rdma.md). When
+	 * the port cannot open, the kernel's MAC stands and librdmacm reports the error. */
+	if (rn_dpdk_wanted() && rn_dpdk_default_mac(sv_dev0.mac) == 0)
+		return;
 	sv_pick_mac(sv_dev0.mac);
 }
 

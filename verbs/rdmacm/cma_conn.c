@@ -7,6 +7,7 @@
  * or unreachable network -> UNREACHABLE (-ETIMEDOUT / -ENETUNREACH / -EHOSTUNREACH); anything
  * else (negotiation failure -EPROTO, peer Terminate -ECONNABORTED) -> CONNECT_ERROR. */
 #include "cma_int.h"
+#include "rn_dpdk.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -314,8 +315,10 @@ RCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 		return rcm_err(EINVAL);
 	struct sockaddr *src = &id->route.addr.src_addr;
 	struct rn_conn *l;
-	int rc = rn_tp_listen(rn_sock_transport(), src, sa_len(src), backlog > 0 ? backlog : 128,
-			      &l);
+	const struct rn_transport *tp;
+	int rc = rn_transport_default(&tp); /* kernel sockets, or DPDK (docs/dpdk-rdma.md) */
+	if (rc == 0)
+		rc = rn_tp_listen(tp, src, sa_len(src), backlog > 0 ? backlog : 128, &l);
 	if (rc != 0)
 		return rcm_err(-rc);
 	socklen_t len = sizeof(id->route.addr.src_storage);
@@ -361,9 +364,12 @@ static int start_connect(struct rcm_id *r, const struct rdma_conn_param *p)
 	struct rn_cm_cfg cfg;
 	const struct sockaddr *dst = &r->pub.route.addr.dst_addr;
 
+	const struct rn_transport *tp;
 	cfg_for(&cfg, r->ird, r->ord);
-	int rc = rn_cm_connect(rn_sock_transport(), dst, sa_len(dst), &cfg,
-			       p ? p->private_data : NULL, p ? p->private_data_len : 0, &r->cm);
+	int rc = rn_transport_default(&tp);
+	if (rc == 0)
+		rc = rn_cm_connect(tp, dst, sa_len(dst), &cfg, p ? p->private_data : NULL,
+				   p ? p->private_data_len : 0, &r->cm);
 	if (rc == -ECONNREFUSED) { /* refused at once: reported like a refusal seen later */
 		r->state = RCM_FAILED;
 		return rcm_post(r, RDMA_CM_EVENT_REJECTED, rc, NULL, 0, NULL);

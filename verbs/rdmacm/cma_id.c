@@ -1,6 +1,7 @@
 /* Ids: rdma_create_id / rdma_destroy_id, addresses (bind, resolve addr and route, ports),
  * options, rdma_migrate_id, rdma_get_devices. */
 #include "cma_int.h"
+#include "rn_dpdk.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -130,6 +131,8 @@ RCM_EXPORT int rdma_destroy_id(struct rdma_cm_id *id)
 /* 0 if addr is one of this host's addresses (a socket can bind to it), else -errno. */
 static int check_local(const struct sockaddr *addr)
 {
+	if (rn_dpdk_wanted()) /* the DPDK port's address, not the kernel's */
+		return rn_dpdk_default_check_local(addr);
 	struct sockaddr_storage ss;
 	socklen_t len = sa_len(addr);
 	int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -170,6 +173,10 @@ RCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 /* The source address the kernel routes dst from (a UDP connect sends nothing). */
 static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 {
+	if (rn_dpdk_wanted()) { /* the DPDK port's subnet and gateway */
+		memset(src, 0, sizeof(*src));
+		return rn_dpdk_default_route(dst, (struct sockaddr_in *)src);
+	}
 	socklen_t len = sizeof(*src);
 	int fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_storage d;

@@ -1,0 +1,149 @@
+/* The process-wide DPDK transport (rn_dpdk.h): one port opened from the environment on first
+ * use, its poll thread started, and the addresses librdmacm and the verbs device take from it.
+ *
+ * Opening happens once. A failure is remembered with its message, so every later caller gets
+ * the same answer without a second EAL start (DPDK cannot restart EAL in one process), and the
+ * message goes to stderr once: librdmacm callers only see an errno.
+ *
+ * At exit the port stays open (EAL cannot be torn down safely while threads of the
+ * application may still post), but connections that are still closing get a short grace time
+ * so the FINs the application asked for leave the port before the process ends. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <pthread.h>
+
+#include "rn_dpdk.h"
+
+#define EXIT_GRACE_MS 500u
+
+static struct {
+	pthread_mutex_t mtx;
+	bool tried;
+	int rc;
+	char err[512];
+	struct rn_dpdk_port *port;
+	const struct rn_transport *tp;
+	uint32_t ip, mask;
+	bool gateway;
+	uint8_t mac[6];
+} dflt = { .mtx = PTHREAD_MUTEX_INITIALIZER };
+
+/* At exit: wait (bounded) until the stack holds no connection but TIME_WAIT ones. */
+static void grace_at_exit(void)
+{
+	struct timespec nap = { 0, 1000000 };
+
+	for (unsigned ms = 0; ms < EXIT_GRACE_MS; ms++) {
+		struct tcp_stack_stats st;
+		rn_dpdk_port_lock(dflt.port);
+		tcp_stack_get_stats(rn_dpdk_port_stack(dflt.port), &st);
+		rn_dpdk_port_unlock(dflt.port);
+		if (st.cur_conns <= st.time_wait)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
+static uint32_t prefix_mask(uint8_t len)
+{
+	return len == 0 ? 0 : htonl(~0u << (32 - (len > 32 ? 32 : len)));
+}
+
+/* dflt.mtx held. */
+static int open_default(void)
+{
+	struct rn_dpdk_cfg cfg;
+	struct rn_dpdk_port *p = NULL;
+	int rc = rn_dpdk_cfg_from_env(&cfg, dflt.err, sizeof(dflt.err));
+
+	if (rc == -ENOENT)
+		snprintf(dflt.err, sizeof(dflt.err),
+			 "SOFTRNIC_TRANSPORT=dpdk but no DPDK configuration: set SOFTRNIC_DPDK_CONF "
+			 "or SOFTRNIC_DPDK_EAL and SOFTRNIC_DPDK_IP (docs/dpdk-rdma.md)");
+	if (rc == 0)
+		rc = rn_dpdk_port_open(&cfg, &p, dflt.err, sizeof(dflt.err));
+	if (rc == 0 && (rc = rn_dpdk_port_start(p)) != 0)
+		snprintf(dflt.err, sizeof(dflt.err), "cannot start the DPDK poll thread: %s",
+			 strerror(-rc));
+	if (rc == 0 && (dflt.tp = rn_dpdk_transport(p)) == NULL) {
+		rc = -ENOMEM;
+		snprintf(dflt.err, sizeof(dflt.err), "out of memory");
+	}
+	if (rc != 0) {
+		if (p != NULL)
+			rn_dpdk_port_close(p);
+		fprintf(stderr, "softrnic: DPDK transport unavailable: %s\n", dflt.err);
+		return rc;
+	}
+	dflt.port = p;
+	rn_dpdk_port_lock(p);
+	struct net_if *nif = tcp_stack_netif(rn_dpdk_port_stack(p));
+	dflt.ip = net_if_ip(nif);
+	net_if_mac(nif, dflt.mac);
+	rn_dpdk_port_unlock(p);
+	dflt.mask = prefix_mask(cfg.prefix_len);
+	dflt.gateway = cfg.gateway != 0;
+	atexit(grace_at_exit);
+	return 0;
+}
+
+int rn_dpdk_default(const struct rn_transport **out, char *err, size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&dflt.mtx);
+	if (!dflt.tried) {
+		dflt.tried = true;
+		dflt.rc = open_default();
+	}
+	rc = dflt.rc;
+	if (rc == 0 && out != NULL)
+		*out = dflt.tp;
+	if (rc != 0 && err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", dflt.err);
+	pthread_mutex_unlock(&dflt.mtx);
+	return rc;
+}
+
+int rn_dpdk_default_mac(uint8_t mac[6])
+{
+	int rc = rn_dpdk_default(NULL, NULL, 0);
+
+	if (rc == 0)
+		memcpy(mac, dflt.mac, 6); /* constant once opened */
+	return rc;
+}
+
+int rn_dpdk_default_check_local(const struct sockaddr *addr)
+{
+	int rc = rn_dpdk_default(NULL, NULL, 0);
+
+	if (rc != 0)
+		return rc;
+	if (addr == NULL)
+		return -EINVAL;
+	if (addr->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	uint32_t a = ((const struct sockaddr_in *)addr)->sin_addr.s_addr;
+	return a == htonl(INADDR_ANY) || a == dflt.ip ? 0 : -EADDRNOTAVAIL;
+}
+
+int rn_dpdk_default_route(const struct sockaddr *dst, struct sockaddr_in *src)
+{
+	int rc = rn_dpdk_default(NULL, NULL, 0);
+
+	if (rc != 0)
+		return rc;
+	if (dst == NULL || src == NULL)
+		return -EINVAL;
+	if (dst->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	uint32_t d = ((const struct sockaddr_in *)dst)->sin_addr.s_addr;
+	bool on_link = (d & dflt.mask) == (dflt.ip & dflt.mask);
+	if (d == htonl(INADDR_ANY) || (!on_link && !dflt.gateway))
+		return -ENETUNREACH;
+	*src = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = dflt.ip };
+	return 0;
+}

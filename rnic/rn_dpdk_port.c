@@ -1,0 +1,884 @@
+/* A DPDK port carrying softrnic's TCP/IP engine (rn_dpdk_port.h): EAL start-up, the ethdev
+ * (1 rx / 1 tx queue, its mbuf pool, offloads), the stack over it, the transmit path with
+ * capture, the poll pass, the poll thread (spin while busy, nap when idle) and the
+ * process-wide registry that lets two opens of one configuration share the port.
+ *
+ * Port life: open (EAL once, hot-plug the --vdev again after an earlier close, configure,
+ * start, create the stack) -> [start thread / inline polls] -> last close (stop thread,
+ * destroy stack, stop + close the ethdev, unplug the vdev, free the pool). */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_dev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "rn_dpdk_cfg_int.h"
+#include "rn_dpdk_pcap.h"
+#include "rn_dpdk_port.h"
+
+#define RN_DPDK_BURST 32u
+#define RN_DPDK_RING 1024u
+/* Transmit attempts for one batch while the ring is full (memif's peer drains slowly). */
+#define RN_DPDK_TX_TRIES 64u
+#define RN_DPDK_MAX_ARGS 64
+
+struct rn_dpdk_port {
+	struct rn_dpdk_port *next;     /* registry */
+	int refs;
+	struct rn_dpdk_cfg cfg;
+	uint16_t pid;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	bool multi_seg;                /* the port takes mbuf chains */
+	bool tx_prepare;               /* checksum offloads in use: rte_eth_tx_prepare */
+	struct rte_mempool *pool;
+	struct tcp_stack *stack;
+	struct rn_dpdk_pcap *pcap;
+	pthread_mutex_t lock;          /* recursive: callbacks may take it again */
+	pthread_t thread;
+	bool started;                  /* rte_eth_dev_start done */
+	bool running;
+	atomic_bool stop, napping, kicked, touched;
+	atomic_int waiters;
+	_Atomic uint64_t hold_until;   /* ns: consumers drive the port until then (G) */
+	rn_dpdk_pass_fn pass_fn;       /* end-of-pass hook (the transport's -ENOBUFS retry) */
+	void *pass_arg;
+	int efd;
+	struct rn_dpdk_port_stats st;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rn_dpdk_port *g_ports;
+static int g_eal_rc = 1;               /* 1 not started, 0 up, <0 failed */
+static char g_eal_err[512];
+static unsigned g_pool_seq;
+
+static uint64_t port_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- EAL ------------------------------------------------------------------------------------ */
+
+struct eal_args {
+	char buf[1024 + 256];
+	char *argv[RN_DPDK_MAX_ARGS + 1];
+	int argc;
+};
+
+static bool eal_has(const struct eal_args *a, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (int i = 1; i < a->argc; i++)
+		if (strncmp(a->argv[i], opt, n) == 0 &&
+		    (a->argv[i][n] == '\0' || a->argv[i][n] == '='))
+			return true;
+	return false;
+}
+
+static int eal_push(struct eal_args *a, char *s)
+{
+	if (a->argc >= RN_DPDK_MAX_ARGS)
+		return -E2BIG;
+	a->argv[a->argc++] = s;
+	a->argv[a->argc] = NULL;
+	return 0;
+}
+
+/* Split the user's arguments on blanks (no quoting: EAL values have no blanks). */
+static int eal_split(struct eal_args *a, const char *user)
+{
+	char *tok, *save = NULL;
+
+	snprintf(a->buf, sizeof(a->buf), "%s", user);
+	a->argc = 0;
+	eal_push(a, "softrnic");
+	for (tok = strtok_r(a->buf, " \t\n", &save); tok != NULL;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		if (eal_push(a, tok) != 0)
+			return -E2BIG;
+	return 0;
+}
+
+static bool hugepages_reserved(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long total = 0;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "HugePages_Total: %lu", &total) == 1)
+			break;
+	fclose(f);
+	return total > 0;
+}
+
+/* The lcore EAL pins its main thread to: the first CPU we may run on (taskset works). */
+static int first_cpu(const cpu_set_t *set)
+{
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, set))
+			return c;
+	return 0;
+}
+
+static int eal_forced(struct eal_args *a, const cpu_set_t *cpus, char *lcore, size_t ll,
+		      char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (!eal_has(a, "--no-pci"))
+		rc |= eal_push(a, "--no-pci");
+	if (!eal_has(a, "--no-shconf"))
+		rc |= eal_push(a, "--no-shconf");
+	if (!eal_has(a, "--no-telemetry"))
+		rc |= eal_push(a, "--no-telemetry");
+	if (!eal_has(a, "--log-level"))
+		rc |= eal_push(a, "--log-level=warning");
+	if (eal_has(a, "--no-huge")) {
+		if (!eal_has(a, "-m") && !eal_has(a, "--socket-mem")) {
+			rc |= eal_push(a, "-m");
+			rc |= eal_push(a, "256");
+		}
+	} else if (!hugepages_reserved()) {
+		snprintf(err, errlen, "DPDK needs hugepages and none are reserved: add \"--no-huge "
+			 "-m 256\" to key 'eal' (SOFTRNIC_DPDK_EAL), or reserve some (echo 512 > "
+			 "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)");
+		return -ENOMEM;
+	} else if (!eal_has(a, "--in-memory")) {
+		rc |= eal_push(a, "--in-memory");
+	}
+	if (!eal_has(a, "-l") && !eal_has(a, "-c") && !eal_has(a, "--lcores")) {
+		snprintf(lcore, ll, "%d", first_cpu(cpus));
+		rc |= eal_push(a, "-l");
+		rc |= eal_push(a, lcore);
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "key 'eal': more than %d arguments", RN_DPDK_MAX_ARGS - 10);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+static const char *eal_hint(int e)
+{
+	switch (e) {
+	case EACCES:
+		return "permission denied: run as root (hugepages, af_packet need privileges)";
+	case ENOMEM:
+		return "not enough memory: reserve hugepages or use --no-huge -m 256";
+	case EINVAL:
+		return "an EAL argument is invalid (EAL printed which)";
+	case EALREADY:
+		return "EAL was already started in this process by someone else";
+	case ENOTSUP:
+	case ENODEV:
+		return "a device could not be probed: check the --vdev (af_packet: does the "
+		       "interface exist here? memif: is the socket path in use?)";
+	default:
+		return "see EAL's messages above";
+	}
+}
+
+static int eal_start(const struct rn_dpdk_cfg *cfg, bool *tried, char *err, size_t errlen)
+{
+	struct eal_args a;
+	cpu_set_t cpus;
+	char lcore[16];
+	int rc;
+
+	CPU_ZERO(&cpus);
+	pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	if (eal_split(&a, cfg->eal) != 0) {
+		snprintf(err, errlen, "key 'eal': too many arguments");
+		return -E2BIG;
+	}
+	rc = eal_forced(&a, &cpus, lcore, sizeof(lcore), err, errlen);
+	if (rc != 0)
+		return rc;
+	*tried = true;
+	if (rte_eal_init(a.argc, a.argv) < 0) {
+		int e = rte_errno;
+
+		snprintf(err, errlen, "DPDK EAL could not start with '%.300s' (key 'eal'): %s: %s",
+			 cfg->eal, rte_strerror(e), eal_hint(e));
+		return -(e != 0 ? e : EIO);
+	}
+	/* EAL pinned this thread to one lcore; the caller's thread is not an lcore worker. */
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	return 0;
+}
+
+/* After a close unplugged the --vdev devices, bring back those this configuration names. */
+static void vdev_replug(const struct rn_dpdk_cfg *cfg)
+{
+	struct eal_args a;
+
+	if (eal_split(&a, cfg->eal) != 0)
+		return;
+	for (int i = 1; i < a.argc; i++) {
+		char name[RTE_ETH_NAME_MAX_LEN], *comma;
+		const char *dev = NULL;
+		uint16_t pid;
+
+		if (strncmp(a.argv[i], "--vdev=", 7) == 0)
+			dev = a.argv[i] + 7;
+		else if (strcmp(a.argv[i], "--vdev") == 0 && i + 1 < a.argc)
+			dev = a.argv[++i];
+		if (dev == NULL)
+			continue;
+		snprintf(name, sizeof(name), "%s", dev);
+		comma = strchr(name, ',');
+		if (comma != NULL)
+			*comma = '\0';
+		if (rte_eth_dev_get_port_by_name(name, &pid) == 0)
+			continue;
+		rte_eal_hotplug_add("vdev", name, strchr(dev, ',') ? strchr(dev, ',') + 1 : "");
+	}
+}
+
+/* EAL's own failure is final (DPDK cannot init twice); a refusal before rte_eal_init (bad
+ * arguments, no hugepages) lets a corrected configuration try again. */
+static int eal_once(const struct rn_dpdk_cfg *cfg, char *err, size_t errlen)
+{
+	bool tried = false;
+	int rc;
+
+	if (g_eal_rc == 0) {
+		vdev_replug(cfg);
+		return 0;
+	}
+	if (g_eal_rc < 0) {
+		snprintf(err, errlen, "%s", g_eal_err);
+		return g_eal_rc;
+	}
+	rc = eal_start(cfg, &tried, err, errlen);
+	if (rc == 0 || tried) {
+		g_eal_rc = rc;
+		snprintf(g_eal_err, sizeof(g_eal_err), "%s", err);
+	}
+	return rc;
+}
+
+/* ---- the ethdev ------------------------------------------------------------------------------ */
+
+/* What usually keeps a virtual device from probing. */
+static const char *vdev_hint(const char *eal)
+{
+	if (strstr(eal, "net_af_packet") != NULL)
+		return "; af_packet: the interface must exist in this network namespace and "
+		       "opening it needs root (CAP_NET_RAW)";
+	if (strstr(eal, "net_memif") != NULL)
+		return "; memif: the socket's directory must exist, and a server's socket path "
+		       "must not be in use";
+	if (strstr(eal, "net_pcap") != NULL)
+		return "; pcap: the rx_pcap file must exist and be readable";
+	return "";
+}
+
+static int port_find(const struct rn_dpdk_cfg *cfg, uint16_t *pid, char *err, size_t errlen)
+{
+	char *end, list[256] = "";
+	unsigned long n = strtoul(cfg->port, &end, 10);
+	uint16_t p;
+	size_t off = 0;
+
+	if (end != cfg->port && *end == '\0' && n < RTE_MAX_ETHPORTS &&
+	    rte_eth_dev_is_valid_port((uint16_t)n)) {
+		*pid = (uint16_t)n;
+		return 0;
+	}
+	if ((end == cfg->port || *end != '\0') &&
+	    rte_eth_dev_get_port_by_name(cfg->port, pid) == 0)
+		return 0;
+	RTE_ETH_FOREACH_DEV(p) {
+		char nm[RTE_ETH_NAME_MAX_LEN];
+
+		if (rte_eth_dev_get_name_by_port(p, nm) == 0 && off < sizeof(list))
+			off += (size_t)snprintf(list + off, sizeof(list) - off, " %u=%s", p, nm);
+	}
+	snprintf(err, errlen, "key 'port': no DPDK port '%s' (ports:%s); give the device with "
+		 "--vdev in key 'eal' (a --vdev that failed to probe leaves no port: see EAL's "
+		 "messages)%s", cfg->port, off != 0 ? list : " none", vdev_hint(cfg->eal));
+	return -ENODEV;
+}
+
+static int port_pool(struct rn_dpdk_port *p, char *err, size_t errlen)
+{
+	char nm[RTE_MEMPOOL_NAMESIZE];
+	uint32_t room = RTE_MBUF_DEFAULT_DATAROOM;
+	uint32_t frame = (uint32_t)p->cfg.mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+
+	/* Jumbo frames in one mbuf, with slack for PMDs that want more than the frame
+	 * (af_packet's framesz includes its own header). */
+	if (frame > room)
+		room = RTE_ALIGN_CEIL(frame + 256u, 1024u);
+	snprintf(nm, sizeof(nm), "srn_port%u_%u", p->pid, g_pool_seq++);
+	p->pool = rte_pktmbuf_pool_create(nm, p->cfg.nb_mbufs, 256, 0,
+					  (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
+					  rte_eth_dev_socket_id(p->pid));
+	if (p->pool == NULL) {
+		snprintf(err, errlen, "mbuf pool of %u mbufs: %s (key 'mbufs'; or give EAL more "
+			 "memory: -m in key 'eal')", p->cfg.nb_mbufs, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int port_fail(char *err, size_t errlen, const char *what, int rc, const char *name)
+{
+	snprintf(err, errlen, "port %s: %s: %s", name, what, rte_strerror(-rc));
+	return rc < 0 ? rc : -EIO;
+}
+
+/* Offloads: use what the port offers; tell the stack through its net_if_cfg. */
+static void port_offloads(struct rn_dpdk_port *p, const struct rte_eth_dev_info *di,
+			  struct rte_eth_conf *conf, struct net_if_cfg *nc)
+{
+	const uint64_t rx_ck = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+
+	if (di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+		p->multi_seg = true;
+	}
+	if (di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+		nc->tx_ip_cksum = true;
+	}
+	if (di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_CKSUM) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+		nc->tx_tcp_cksum = true;
+	}
+	if ((di->rx_offload_capa & rx_ck) == rx_ck) {
+		conf->rxmode.offloads |= rx_ck;
+		nc->rx_cksum = true;
+	}
+	p->tx_prepare = nc->tx_ip_cksum || nc->tx_tcp_cksum;
+}
+
+static int port_mtu_mac(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, size_t el)
+{
+	struct rte_ether_addr ea;
+	int rc = rte_eth_dev_set_mtu(p->pid, p->cfg.mtu);
+
+	/* "When the PMD allows": virtual ports often cannot change it (af_packet in 22.11
+	 * reports a 1518-octet maximum whatever its framesz) yet pass larger frames when the
+	 * device under them does; the stack keeps our MTU, the user is told. */
+	if (rc != 0 && rc != -ENOTSUP && p->cfg.mtu != 1500)
+		fprintf(stderr, "softrnic: port %s: the PMD refuses MTU %u (%s); sending frames "
+			"of up to %u octets anyway: make sure the device passes them (key 'mtu')\n",
+			p->name, p->cfg.mtu, rte_strerror(-rc), p->cfg.mtu + RTE_ETHER_HDR_LEN);
+	if (p->cfg.mac_set) {
+		memcpy(ea.addr_bytes, p->cfg.mac, 6);
+		rc = rte_eth_dev_default_mac_addr_set(p->pid, &ea);
+		(void)rc; /* af_packet / memif: the port still passes our MAC's frames */
+		memcpy(nc->mac, p->cfg.mac, 6);
+	} else {
+		rc = rte_eth_macaddr_get(p->pid, &ea);
+		if (rc != 0)
+			return port_fail(err, el, "MAC address", rc, p->name);
+		/* net_ring has none (all zero): a random locally administered one. */
+		if (!rte_is_valid_assigned_ether_addr(&ea)) {
+			rte_eth_random_addr(ea.addr_bytes);
+			rte_eth_dev_default_mac_addr_set(p->pid, &ea);
+		}
+		memcpy(nc->mac, ea.addr_bytes, 6);
+	}
+	return 0;
+}
+
+static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, size_t el)
+{
+	struct rte_eth_dev_info di;
+	struct rte_eth_conf conf;
+	uint16_t nrx = RN_DPDK_RING, ntx = RN_DPDK_RING;
+	int sock = rte_eth_dev_socket_id(p->pid), rc;
+
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_info_get(p->pid, &di);
+	if (rc != 0)
+		return port_fail(err, el, "device info", rc, p->name);
+	port_offloads(p, &di, &conf, nc);
+	rc = rte_eth_dev_configure(p->pid, 1, 1, &conf);
+	if (rc != 0)
+		return port_fail(err, el, "configure (1 rx, 1 tx queue)", rc, p->name);
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(p->pid, &nrx, &ntx);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(p->pid, 0, nrx, sock < 0 ? 0 : (unsigned)sock, NULL,
+					    p->pool);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(p->pid, 0, ntx, sock < 0 ? 0 : (unsigned)sock, NULL);
+	if (rc != 0)
+		return port_fail(err, el, "queue setup", rc, p->name);
+	rc = port_mtu_mac(p, nc, err, el);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_dev_start(p->pid);
+	if (rc != 0)
+		return port_fail(err, el, "start", rc, p->name);
+	p->started = true;
+	rte_eth_promiscuous_disable(p->pid); /* not every PMD has the notion */
+	rte_eth_dev_set_link_up(p->pid);
+	return 0;
+}
+
+/* ---- transmit and the poll pass --------------------------------------------------------------- */
+
+/* A port without MULTI_SEGS gets chains copied into one mbuf. NULL when out of mbufs. */
+static struct rte_mbuf *tx_linear(struct rn_dpdk_port *p, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	char *d;
+
+	if (m->nb_segs == 1)
+		return m;
+	c = rte_pktmbuf_alloc(p->pool);
+	if (c == NULL)
+		return NULL;
+	d = rte_pktmbuf_append(c, (uint16_t)len);
+	if (d == NULL || len > UINT16_MAX) {
+		rte_pktmbuf_free(c);
+		return NULL;
+	}
+	rte_pktmbuf_read(m, 0, len, d); /* a chain: copies into d */
+	/* The checksum offload requests and header lengths travel with the frame. */
+	c->ol_flags = m->ol_flags;
+	c->tx_offload = m->tx_offload;
+	rte_pktmbuf_free(m);
+	return c;
+}
+
+static uint16_t port_tx(void *arg, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rn_dpdk_port *p = arg;
+	uint64_t bytes[RN_DPDK_BURST * 2];
+	uint16_t ok = n, sent = 0;
+	unsigned tries = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = p->multi_seg ? pkts[i] : tx_linear(p, pkts[i]);
+
+		if (m == NULL) {
+			ok = i; /* the rest (this one included) are freed by net */
+			break;
+		}
+		pkts[i] = m;
+		if (i < RTE_DIM(bytes))
+			bytes[i] = rte_pktmbuf_pkt_len(m);
+		if (p->pcap != NULL)
+			rn_dpdk_pcap_frame(p->pcap, m);
+	}
+	if (p->tx_prepare)
+		ok = rte_eth_tx_prepare(p->pid, 0, pkts, ok);
+	while (sent < ok && tries++ < RN_DPDK_TX_TRIES)
+		sent += rte_eth_tx_burst(p->pid, 0, pkts + sent, (uint16_t)(ok - sent));
+	for (uint16_t i = 0; i < sent && i < RTE_DIM(bytes); i++)
+		p->st.tx_bytes += bytes[i];
+	p->st.tx_pkts += sent;
+	p->st.tx_full_drops += (uint64_t)(n - sent);
+	return sent;
+}
+
+/* One pass; the lock is held. */
+static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
+{
+	struct rte_mbuf *pkts[RN_DPDK_BURST];
+	uint16_t n = rte_eth_rx_burst(p->pid, 0, pkts, RN_DPDK_BURST);
+	uint64_t nx;
+
+	p->st.polls++;
+	if (n > 0) {
+		p->st.rx_bursts++;
+		p->st.rx_pkts += n;
+		for (uint16_t i = 0; i < n; i++) {
+			p->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+			if (p->pcap != NULL)
+				rn_dpdk_pcap_frame(p->pcap, pkts[i]);
+		}
+		tcp_stack_input(p->stack, pkts, n);
+	}
+	nx = tcp_stack_poll(p->stack);
+	if (p->pass_fn != NULL)
+		p->pass_fn(p->pass_arg);
+	if (next_ns != NULL)
+		*next_ns = nx;
+	return n;
+}
+
+int rn_dpdk_port_pass_locked(struct rn_dpdk_port *p, unsigned hold_us)
+{
+	uint64_t now = port_now_ns(), until = now + (uint64_t)hold_us * 1000u;
+
+	/* a store at most every 10 us: the poll thread reads this line on every loop */
+	if (until > atomic_load_explicit(&p->hold_until, memory_order_relaxed) + 10000u)
+		atomic_store_explicit(&p->hold_until, until, memory_order_relaxed);
+	p->st.ext_passes++;
+	return port_pass(p, NULL);
+}
+
+int rn_dpdk_port_set_pass_hook(struct rn_dpdk_port *p, rn_dpdk_pass_fn fn, void *arg)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (fn == NULL && p->pass_arg == arg)
+		p->pass_fn = NULL, p->pass_arg = NULL;
+	else if (fn != NULL && p->pass_fn != NULL && p->pass_arg != arg)
+		rc = -EBUSY;
+	else if (fn != NULL)
+		p->pass_fn = fn, p->pass_arg = arg;
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+int rn_dpdk_port_poll(struct rn_dpdk_port *p, uint64_t *next_ns)
+{
+	int n;
+
+	if (p->running)
+		return -EBUSY;
+	pthread_mutex_lock(&p->lock);
+	n = port_pass(p, next_ns);
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+/* ---- the poll thread ------------------------------------------------------------------------ */
+
+/* Sleep up to ns, unless a kick came in since the last pass. */
+static void port_sleep(struct rn_dpdk_port *p, uint64_t ns)
+{
+	struct pollfd pfd = { .fd = p->efd, .events = POLLIN };
+	struct timespec ts;
+	uint64_t v;
+
+	if (ns == 0)
+		return;
+	atomic_store(&p->napping, true);
+	if (!atomic_exchange(&p->kicked, false)) {
+		ts.tv_sec = (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		if (ppoll(&pfd, 1, &ts, NULL) > 0 && read(p->efd, &v, sizeof(v)) < 0)
+			v = 0;
+	}
+	atomic_store(&p->napping, false);
+}
+
+/* Sleep up to the nap or the next timer. */
+static void port_nap(struct rn_dpdk_port *p, uint64_t next_ns)
+{
+	uint64_t ns = (uint64_t)p->cfg.nap_us * 1000u;
+
+	p->st.naps++;
+	port_sleep(p, next_ns < ns ? next_ns : ns);
+}
+
+/* Consumers drive the port (rn_dpdk_port_pass_locked): stay out of their way until the hold
+ * ends - they run the passes and the timers - instead of taking the lock and a core from
+ * them. true when the thread slept. */
+static bool port_held(struct rn_dpdk_port *p)
+{
+	uint64_t now = port_now_ns();
+	uint64_t until = atomic_load_explicit(&p->hold_until, memory_order_relaxed);
+
+	if (now >= until)
+		return false;
+	p->st.holds++;
+	port_sleep(p, until - now);
+	return true;
+}
+
+static void *port_thread(void *arg)
+{
+	struct rn_dpdk_port *p = arg;
+	uint64_t idle_since = port_now_ns(), next = 0, now;
+	bool reg = rte_thread_register() == 0; /* an lcore id: mempool caches work */
+	int n;
+
+	while (!atomic_load(&p->stop)) {
+		if (port_held(p)) {
+			idle_since = port_now_ns(); /* spin a while after a hold, as after traffic */
+			continue;
+		}
+		pthread_mutex_lock(&p->lock);
+		n = port_pass(p, &next);
+		pthread_mutex_unlock(&p->lock);
+		now = port_now_ns();
+		/* Packets, or another thread's API calls, keep the thread spinning. */
+		if (n > 0 || atomic_exchange(&p->touched, false) ||
+		    atomic_exchange(&p->kicked, false))
+			idle_since = now;
+		else if (now - idle_since >= (uint64_t)p->cfg.spin_us * 1000u)
+			port_nap(p, next);
+		/* A spinning holder starves lock waiters (mutexes are not fair). */
+		if (atomic_load(&p->waiters) > 0)
+			sched_yield();
+	}
+	if (reg)
+		rte_thread_unregister();
+	return NULL;
+}
+
+int rn_dpdk_port_start(struct rn_dpdk_port *p)
+{
+	int rc;
+
+	if (p->running)
+		return 0;
+	atomic_store(&p->stop, false);
+	rc = pthread_create(&p->thread, NULL, port_thread, p);
+	if (rc != 0)
+		return -rc;
+	pthread_setname_np(p->thread, "srn-dpdk-poll");
+	p->running = true;
+	return 0;
+}
+
+void rn_dpdk_port_stop(struct rn_dpdk_port *p)
+{
+	if (!p->running)
+		return;
+	atomic_store(&p->stop, true);
+	rn_dpdk_port_kick(p);
+	pthread_join(p->thread, NULL);
+	p->running = false;
+}
+
+void rn_dpdk_port_kick(struct rn_dpdk_port *p)
+{
+	uint64_t one = 1;
+
+	atomic_store(&p->kicked, true);
+	if (atomic_load(&p->napping) && write(p->efd, &one, sizeof(one)) < 0)
+		return; /* the counter is full: the thread wakes anyway */
+}
+
+void rn_dpdk_port_lock(struct rn_dpdk_port *p)
+{
+	atomic_fetch_add(&p->waiters, 1);
+	pthread_mutex_lock(&p->lock);
+	atomic_fetch_sub(&p->waiters, 1);
+}
+
+void rn_dpdk_port_unlock(struct rn_dpdk_port *p)
+{
+	atomic_store(&p->touched, true);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- open / close ------------------------------------------------------------------------- */
+
+static int port_stack(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, size_t el)
+{
+	struct tcp_stack_cfg sc;
+	int rc;
+
+	tcp_stack_cfg_default(&sc);
+	nc->ip = p->cfg.ip;
+	nc->prefix_len = p->cfg.prefix_len;
+	nc->gateway = p->cfg.gateway;
+	nc->mtu = p->cfg.mtu;
+	nc->pool = p->pool;
+	nc->tx = port_tx;
+	nc->tx_arg = p;
+	sc.nif = *nc;
+	sc.snd_buf = p->cfg.snd_buf;
+	sc.rcv_buf = p->cfg.rcv_buf;
+	sc.cc = p->cfg.cc;
+	rc = tcp_stack_create(&sc, &p->stack);
+	if (rc != 0)
+		snprintf(err, el, "port %s: TCP stack: %s (keys ip, gw, mtu, mac)", p->name,
+			 strerror(-rc));
+	return rc;
+}
+
+static void port_free(struct rn_dpdk_port *p)
+{
+	if (p->stack != NULL) {
+		pthread_mutex_lock(&p->lock);
+		tcp_stack_destroy(p->stack);
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (p->started)
+		rte_eth_dev_stop(p->pid);
+	if (p->name[0] != '\0') {
+		rte_eth_dev_close(p->pid);
+		/* A vdev goes too, so a later open can plug it again (vdev_replug). */
+		rte_eal_hotplug_remove("vdev", p->name);
+	}
+	rte_mempool_free(p->pool);
+	rn_dpdk_pcap_close(p->pcap);
+	if (p->efd >= 0)
+		close(p->efd);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static struct rn_dpdk_port *port_alloc(const struct rn_dpdk_cfg *cfg)
+{
+	struct rn_dpdk_port *p = calloc(1, sizeof(*p));
+	pthread_mutexattr_t ma;
+
+	if (p == NULL)
+		return NULL;
+	p->cfg = *cfg;
+	if (p->cfg.nb_mbufs == 0)
+		p->cfg.nb_mbufs = RN_DPDK_MBUFS_DEFAULT;
+	if (p->cfg.mtu == 0)
+		p->cfg.mtu = 1500;
+	if (p->cfg.nap_us == 0)
+		p->cfg.nap_us = RN_DPDK_NAP_US_DEFAULT;
+	p->refs = 1;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&p->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->efd < 0) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int port_build(struct rn_dpdk_port *p, char *err, size_t el)
+{
+	struct net_if_cfg nc;
+	int rc;
+
+	memset(&nc, 0, sizeof(nc));
+	rc = port_find(&p->cfg, &p->pid, err, el);
+	if (rc != 0)
+		return rc;
+	rte_eth_dev_get_name_by_port(p->pid, p->name);
+	if (p->cfg.pcap[0] != '\0' &&
+	    (rc = rn_dpdk_pcap_open(p->cfg.pcap, &p->pcap, err, el)) != 0)
+		return rc;
+	rc = port_pool(p, err, el);
+	if (rc == 0)
+		rc = port_setup(p, &nc, err, el);
+	if (rc != 0)
+		return rc;
+	return port_stack(p, &nc, err, el);
+}
+
+static struct rn_dpdk_port *port_shared(const struct rn_dpdk_cfg *cfg, char *err, size_t el)
+{
+	for (struct rn_dpdk_port *p = g_ports; p != NULL; p = p->next) {
+		if (strcmp(p->cfg.port, cfg->port) != 0)
+			continue;
+		if (p->cfg.ip != cfg->ip || p->cfg.prefix_len != cfg->prefix_len ||
+		    p->cfg.gateway != cfg->gateway || p->cfg.mac_set != cfg->mac_set ||
+		    (cfg->mac_set && memcmp(p->cfg.mac, cfg->mac, 6) != 0)) {
+			snprintf(err, el, "port %s is already open with another ip/gw/mac", p->name);
+			return NULL;
+		}
+		return p;
+	}
+	return NULL;
+}
+
+int rn_dpdk_port_open(const struct rn_dpdk_cfg *cfg, struct rn_dpdk_port **out, char *err,
+		      size_t errlen)
+{
+	struct rn_dpdk_port *p;
+	char dummy[8];
+	int rc;
+
+	if (err == NULL || errlen == 0) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = '\0';
+	if (cfg == NULL || out == NULL || rn_dpdk_cfg_check(cfg, err, errlen) != 0)
+		return -EINVAL;
+	pthread_mutex_lock(&g_lock);
+	p = port_shared(cfg, err, errlen);
+	if (p != NULL || err[0] != '\0') {
+		if (p != NULL)
+			p->refs++;
+		pthread_mutex_unlock(&g_lock);
+		*out = p;
+		return p != NULL ? 0 : -EBUSY;
+	}
+	rc = eal_once(cfg, err, errlen);
+	p = rc == 0 ? port_alloc(cfg) : NULL;
+	if (rc == 0 && p == NULL) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+	}
+	if (rc == 0 && (rc = port_build(p, err, errlen)) != 0) {
+		port_free(p);
+		p = NULL;
+	}
+	if (p != NULL) {
+		p->next = g_ports;
+		g_ports = p;
+	}
+	pthread_mutex_unlock(&g_lock);
+	*out = p;
+	return rc;
+}
+
+void rn_dpdk_port_close(struct rn_dpdk_port *p)
+{
+	struct rn_dpdk_port **pp;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&g_lock);
+	if (--p->refs > 0) {
+		pthread_mutex_unlock(&g_lock);
+		return;
+	}
+	for (pp = &g_ports; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	rn_dpdk_port_stop(p);
+	port_free(p);
+	pthread_mutex_unlock(&g_lock);
+}
+
+struct tcp_stack *rn_dpdk_port_stack(struct rn_dpdk_port *p)
+{
+	return p->stack;
+}
+
+void rn_dpdk_port_get_stats(struct rn_dpdk_port *p, struct rn_dpdk_port_stats *st)
+{
+	struct rte_eth_stats es;
+
+	pthread_mutex_lock(&p->lock);
+	*st = p->st;
+	st->pcap_frames = rn_dpdk_pcap_count(p->pcap);
+	pthread_mutex_unlock(&p->lock);
+	if (rte_eth_stats_get(p->pid, &es) == 0) {
+		st->eth_ipackets = es.ipackets;
+		st->eth_opackets = es.opackets;
+		st->eth_ierrors = es.ierrors;
+		st->eth_oerrors = es.oerrors;
+		st->eth_imissed = es.imissed;
+	}
+}

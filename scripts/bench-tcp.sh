@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# softrnic's TCP engine benchmark, in one run on this machine (docs/tcp-tests.md):
+#   1. bulk throughput: softrnic-tcp to softrnic-tcp over net_memif, two processes, one core
+#      each (taskset), against iperf3 over loopback (same pinning, one stream);
+#   2. ping-pong latency of 8-octet messages: softrnic-tcp over memif against kernel TCP over
+#      loopback (tests/tcp/linux/ktcp_peer, TCP_NODELAY, epoll);
+#   3. raw memif round trip (bench/tcp/memif_rtt: rte_eth_tx_burst -> echo -> rx_burst), the
+#      floor under every memif number;
+#   4. RDMA over the engine (helper D's transport): apps/verbs/softrnic-perf RDMA Write 8 B
+#      latency and 64 KiB bandwidth between two processes over memif, against the issue's goals
+#      (p50 <= 1.2 us and >= 20x below kernel TCP ping-pong; 64 KiB >= 1.5x iperf3). Reported as
+#      "did not complete" (not a failure of this script) while that path does not run yet;
+#      BENCH_RDMA=0 skips it;
+# then the ratios. Every engine transfer is verified octet by octet (the pattern of
+# apps/tcp/stcp_pattern.c), so the engine pays for generating and checking its data while
+# iperf3 sends and discards a buffer: the ratio is conservative.
+# Environment: BUILD_DIR (default build-bench-tcp, release, set up on first use),
+# BENCH_BYTES (default 2G), BENCH_PINGS (default 100000), BENCH_SECONDS (iperf3, default 5),
+# BENCH_CPUS "a,b" (default 0,1), BENCH_RDMA_ITERS (RDMA Write latency iterations, 10000).
+# Exit status: 0 done, 1 a run failed, 77 DPDK's memif PMD or iperf3 missing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${BUILD_DIR:-build-bench-tcp}
+BYTES=${BENCH_BYTES:-2G}
+PINGS=${BENCH_PINGS:-100000}
+SECS=${BENCH_SECONDS:-5}
+CPUS=${BENCH_CPUS:-0,1}
+C0=${CPUS%,*}
+C1=${CPUS#*,}
+
+die() { echo "bench-tcp.sh: $*" >&2; exit 1; }
+command -v iperf3 >/dev/null || { echo "bench-tcp.sh: iperf3 missing (scripts/deps.sh)" >&2; exit 77; }
+ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 ||
+	{ echo "bench-tcp.sh: DPDK's memif PMD missing (scripts/deps.sh)" >&2; exit 77; }
+[ "$(nproc)" -ge 2 ] || die "needs two CPUs"
+
+if [ ! -f "$B/build.ninja" ]; then
+	meson setup "$B" -Dbuildtype=release >/dev/null || die "meson setup $B"
+fi
+ninja -C "$B" -j2 apps/tcp/softrnic-tcp tests/tcp/linux/ktcp_peer bench/tcp/memif_rtt \
+	apps/verbs/softrnic-perf >/dev/null ||
+	die "could not build softrnic-tcp, ktcp_peer, memif_rtt, softrnic-perf in $B"
+E=$B/apps/tcp/softrnic-tcp
+K=$B/tests/tcp/linux/ktcp_peer
+M=$B/bench/tcp/memif_rtt
+P=$B/apps/verbs/softrnic-perf
+
+T=$(mktemp -d /tmp/srn-bench-tcp.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# key=value from the line of FILE starting with PREFIX
+field() { grep "^$2" "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
+
+wait_line() {  # FILE TEXT PID
+	for _ in $(seq 300); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# memif_pair NAME 'SERVER ARGS' 'CLIENT ARGS': two softrnic-tcp over a fresh memif socket.
+memif_pair() {
+	local name=$1 eal="--no-huge -m 256 --vdev=net_memif0,socket=$T/$1.sock"
+	SOFTRNIC_DPDK_EAL="$eal,role=server" SOFTRNIC_DPDK_IP=198.51.100.1/24 \
+		timeout 200 taskset -c "$C0" "$E" listen 5001 $2 --timeout 180 >"$T/$name.srv" 2>&1 &
+	local sp=$!
+	PIDS+=("$sp")
+	wait_line "$T/$name.srv" "listening on port" "$sp" || { cat "$T/$name.srv" >&2; die "$name: server"; }
+	SOFTRNIC_DPDK_EAL="$eal,role=client" SOFTRNIC_DPDK_IP=198.51.100.2/24 \
+		timeout 200 taskset -c "$C1" "$E" connect 198.51.100.1:5001 $3 --timeout 180 \
+		>"$T/$name.cli" 2>&1 || { tail "$T/$name.cli" >&2; die "$name: client failed"; }
+	wait "$sp" || { tail "$T/$name.srv" >&2; die "$name: server failed"; }
+}
+
+kernel_pair() {  # NAME 'SERVER ARGS' 'CLIENT ARGS' over loopback
+	local name=$1 port=$((20000 + RANDOM % 20000))
+	timeout 200 taskset -c "$C0" "$K" listen "$port" $2 --timeout 180 >"$T/$name.srv" 2>&1 &
+	local sp=$!
+	PIDS+=("$sp")
+	for _ in $(seq 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.05; done
+	timeout 200 taskset -c "$C1" "$K" connect "127.0.0.1:$port" $3 --timeout 180 \
+		>"$T/$name.cli" 2>&1 || { tail "$T/$name.cli" >&2; die "$name: client failed"; }
+	wait "$sp" || die "$name: server failed"
+}
+
+echo "== bench-tcp: $(nproc) CPUs, cores $C0/$C1, $(uname -r), build $B"
+
+echo "-- 1. bulk: softrnic-tcp over memif, $BYTES verified"
+memif_pair bulk '--sink' "--source $BYTES"
+eng_gbps=$(field "$T/bulk.srv" result: gbit_s)
+echo "engine memif bulk: $eng_gbps Gbit/s (sink side; $(field "$T/bulk.srv" result: secs) s)"
+
+echo "-- 1b. iperf3 over loopback, one stream, ${SECS} s"
+port=$((20000 + RANDOM % 20000))
+taskset -c "$C0" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+PIDS+=("$!")
+sleep 0.5
+timeout $((SECS + 30)) taskset -c "$C1" iperf3 -c 127.0.0.1 -p "$port" -t "$SECS" -J >"$T/iperf.json" ||
+	die "iperf3 failed"
+ip_gbps=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$T/iperf.json")
+echo "iperf3 loopback: $ip_gbps Gbit/s"
+
+echo "-- 2. ping-pong, 8 octets, $PINGS exchanges"
+memif_pair pp '--echo' "--pingpong $PINGS --size 8"
+e50=$(field "$T/pp.cli" latency: p50_us)
+e99=$(field "$T/pp.cli" latency: p99_us)
+echo "engine memif ping-pong: p50 $e50 us, p99 $e99 us"
+kernel_pair kpp '--echo' "--pingpong $PINGS --size 8"
+k50=$(field "$T/kpp.cli" latency: p50_us)
+k99=$(field "$T/kpp.cli" latency: p99_us)
+echo "kernel loopback ping-pong: p50 $k50 us, p99 $k99 us"
+
+echo "-- 3. raw memif round trip (64-octet frame)"
+EAL_RAW="--no-huge -m 256 --no-pci --no-shconf --no-telemetry"
+timeout 60 taskset -c "$C0" "$M" $EAL_RAW -l "$C0" --vdev="net_memif0,role=server,socket=$T/raw.sock" \
+	-- server "$PINGS" >"$T/raw.srv" 2>&1 &
+PIDS+=("$!")
+sleep 1
+timeout 60 taskset -c "$C1" "$M" $EAL_RAW -l "$C1" --vdev="net_memif0,role=client,socket=$T/raw.sock" \
+	-- client "$PINGS" 64 >"$T/raw.cli" 2>&1 || { tail "$T/raw.cli" >&2; die "memif_rtt failed"; }
+r50=$(field "$T/raw.cli" latency: p50_us)
+r99=$(field "$T/raw.cli" latency: p99_us)
+echo "raw memif round trip: p50 $r50 us, p99 $r99 us"
+
+# rdma_pair NAME 'PERF ARGS': softrnic-perf server and client over memif through the engine.
+# Fails (status 1) when either side does not finish within 60 s.
+rdma_pair() {
+	local name=$1 eal="--no-huge -m 256 --vdev=net_memif0,socket=$T/$1.sock"
+	SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_EAL="$eal,role=server" SOFTRNIC_DPDK_IP=198.51.100.1/24 \
+		timeout -k 2 60 taskset -c "$C0" "$P" $2 -b 198.51.100.1 -p 7471 -T 50 \
+		>"$T/$name.srv" 2>&1 &
+	local sp=$!
+	PIDS+=("$sp")
+	sleep 2
+	SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_EAL="$eal,role=client" SOFTRNIC_DPDK_IP=198.51.100.2/24 \
+		timeout -k 2 60 taskset -c "$C1" "$P" $2 -p 7471 -T 50 198.51.100.1 \
+		>"$T/$name.cli" 2>&1
+	local crc=$?
+	wait "$sp"
+	local src=$?
+	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
+}
+
+w50=0 w99=0 wbw=0
+if [ "${BENCH_RDMA:-1}" = 1 ]; then
+	echo "-- 4. RDMA Write over the engine on memif (softrnic-perf)"
+	if rdma_pair rlat "-t write -l -s 8 -n ${BENCH_RDMA_ITERS:-10000}"; then
+		# perftest columns: bytes iters t_min t_max t_typical t_avg t_stdev p99 p99.9
+		row=$(awk '$1 == 8 && NF >= 9 { print $5, $8 }' "$T/rlat.cli" | tail -1)
+		w50=${row% *}
+		w99=${row#* }
+		echo "RDMA Write 8 B latency: p50 (t_typical) $w50 us, p99 $w99 us"
+	else
+		echo "RDMA Write 8 B latency over memif: did not complete (client: $(grep -v '^EAL\|^rte_pmd' "$T/rlat.cli" | tail -1))"
+	fi
+	if rdma_pair rbw "-t write -s 65536 -n 20000"; then
+		# bytes iters peak avg[MiB/s] rate
+		wbw=$(awk '$1 == 65536 && NF >= 5 { printf "%.3f", $4 * 1048576 * 8 / 1e9 }' "$T/rbw.cli" | tail -1)
+		echo "RDMA Write 64 KiB bandwidth: $wbw Gbit/s"
+	else
+		echo "RDMA Write 64 KiB bandwidth over memif: did not complete"
+	fi
+fi
+
+echo "== summary"
+python3 - "$eng_gbps" "$ip_gbps" "$e50" "$e99" "$k50" "$k99" "$r50" "$r99" "${w50:-0}" "${w99:-0}" "${wbw:-0}" <<'EOF'
+import sys
+eg, ig, e50, e99, k50, k99, r50, r99, w50, w99, wbw = map(float, sys.argv[1:])
+print(f"bulk      engine/memif {eg:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg/ig:6.2f}x")
+print(f"pingpong  engine/memif p50 {e50:7.2f} us p99 {e99:7.2f} us   kernel/lo p50 {k50:7.2f} us p99 {k99:7.2f} us   kernel/engine p50 {k50/e50:6.2f}x p99 {k99/e99:6.2f}x")
+print(f"floor     raw memif    p50 {r50:7.2f} us p99 {r99:7.2f} us   engine/raw p50 {e50/r50:6.2f}x")
+if w50 > 0:
+    ok = "met" if w50 <= 1.2 and k50 / w50 >= 20 else "MISSED"
+    print(f"rdma      write 8 B    p50 {w50:7.2f} us p99 {w99:7.2f} us   kernel/write p50 {k50/w50:6.2f}x   goal p50<=1.2us and >=20x: {ok}")
+if wbw > 0:
+    ok = "met" if wbw >= 1.5 * ig else "MISSED"
+    print(f"rdma      write 64 KiB {wbw:8.3f} Gbit/s   write/iperf3 {wbw/ig:6.2f}x   goal >=1.5x: {ok}")
+EOF

@@ -1,0 +1,307 @@
+/* Receive side of the segment text (RFC 9293 3.10.7.4 seventh step): trimming to the window,
+ * in-order delivery by on_recv with the mbuf itself, the out-of-order queue (ranges of
+ * segments, bounded by the window and TCP_OOO_MAX holes), SACK receiver blocks and the delayed-ACK decision
+ * (RFC 9293 3.8.6.3, RFC 5681 4.2).
+ *
+ * Segments are never adjusted or trimmed in place (rte_pktmbuf_adj/trim only work on the
+ * first/last mbuf of a chain): the payload range (off, len) travels with the mbuf, and
+ * on_recv gets it as its off/len arguments. */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#include "tcp_int.h"
+
+/* Mbufs waiting for a consumer are linked through a dynamic field (no allocation). */
+struct rxq_meta {
+	struct rte_mbuf *next;
+	uint32_t off, len;
+};
+static int meta_off = -1;
+
+int tcp_reass_init(void)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "softrnic_tcp_rxq",
+		.size = sizeof(struct rxq_meta),
+		.align = __alignof__(struct rxq_meta),
+	};
+
+	if (meta_off < 0)
+		meta_off = rte_mbuf_dynfield_register(&desc);
+	return meta_off < 0 ? -ENOMEM : 0;
+}
+
+static struct rxq_meta *meta(struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, meta_off, struct rxq_meta *);
+}
+
+static void rxq_push(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	meta(m)->next = NULL;
+	meta(m)->off = off;
+	meta(m)->len = len;
+	if (c->rxq_tail)
+		meta(c->rxq_tail)->next = m;
+	else
+		c->rxq_head = m;
+	c->rxq_tail = m;
+}
+
+static struct rte_mbuf *rxq_pop(struct tcp_conn *c)
+{
+	struct rte_mbuf *m = c->rxq_head;
+
+	if (!m)
+		return NULL;
+	c->rxq_head = meta(m)->next;
+	if (!c->rxq_head)
+		c->rxq_tail = NULL;
+	return m;
+}
+
+static bool can_deliver(const struct tcp_conn *c)
+{
+	return tcp_conn_user_alive(c) && !c->listener && !c->rxq_head && c->s->cb_depth;
+}
+
+/* len in-order octets of m from byte offset off. */
+static void deliver(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	c->rcv_nxt += len;
+	c->st.bytes_received += len;
+	if (c->flags & TCPF_CLOSED_BY_USER) { /* tcp.h: discarded after tcp_close */
+		rte_pktmbuf_free(m);
+		return;
+	}
+	c->rcv_held += len;
+	if (can_deliver(c) && c->ops->on_recv) {
+		c->ops->on_recv(c->arg, c, m, off, len);
+		return;
+	}
+	rxq_push(c, m, off, len);
+	tcp_conn_defer(c);
+}
+
+void tcp_reass_deliver_pending(struct tcp_conn *c)
+{
+	struct rte_mbuf *m;
+
+	while (tcp_conn_user_alive(c) && !c->listener && (m = rxq_pop(c)) != NULL) {
+		if (c->ops->on_recv)
+			c->ops->on_recv(c->arg, c, m, meta(m)->off, meta(m)->len);
+		else
+			rte_pktmbuf_free(m);
+	}
+}
+
+static void ooo_remove(struct tcp_conn *c, uint32_t i)
+{
+	memmove(&c->ooo[i], &c->ooo[i + 1], (c->ooo_cnt - i - 1) * sizeof(c->ooo[0]));
+	c->ooo_cnt--;
+}
+
+static void list_free(struct rte_mbuf *m)
+{
+	while (m) {
+		struct rte_mbuf *n = meta(m)->next;
+
+		rte_pktmbuf_free(m);
+		m = n;
+	}
+}
+
+/* Join range i+1 onto range i (they touch). */
+static void ooo_join(struct tcp_conn *c, uint32_t i)
+{
+	struct tcp_ooo_ent *a = &c->ooo[i], *b = &c->ooo[i + 1];
+
+	meta(a->tail)->next = b->head;
+	a->tail = b->tail;
+	a->len += b->len;
+	ooo_remove(c, i + 1);
+}
+
+/* Keep [seq, seq+len) of m (payload at off). The part already held is dropped, as is the
+ * part from the next held range on (it holds those octets already; what lies beyond comes
+ * again). Returns the octets kept from seq (0: nothing kept, m freed); *kept_seq is where
+ * they start. Only kept octets may be SACKed: a receiver must never SACK what it dropped. */
+static uint32_t ooo_insert(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off, uint32_t seq,
+			   uint32_t len, uint32_t *kept_seq)
+{
+	uint32_t i = 0, end = seq + len;
+
+	while (i < c->ooo_cnt && seq_leq(c->ooo[i].seq + c->ooo[i].len, seq))
+		i++;
+	/* ooo[i]: the first range ending after seq */
+	if (i < c->ooo_cnt && seq_leq(c->ooo[i].seq, seq)) {
+		uint32_t r_end = c->ooo[i].seq + c->ooo[i].len;
+
+		if (seq_geq(r_end, end))
+			goto drop;
+		off += r_end - seq;
+		seq = r_end;
+		i++;
+	}
+	if (i < c->ooo_cnt && seq_lt(c->ooo[i].seq, end))
+		end = c->ooo[i].seq;
+	meta(m)->next = NULL;
+	meta(m)->off = off;
+	meta(m)->len = end - seq;
+	*kept_seq = seq;
+	if (i > 0 && c->ooo[i - 1].seq + c->ooo[i - 1].len == seq) {
+		struct tcp_ooo_ent *p = &c->ooo[i - 1];
+
+		meta(p->tail)->next = m;
+		p->tail = m;
+		p->len += end - seq;
+		if (i < c->ooo_cnt && p->seq + p->len == c->ooo[i].seq)
+			ooo_join(c, i - 1);
+		return end - seq;
+	}
+	if (i < c->ooo_cnt && end == c->ooo[i].seq) {
+		struct tcp_ooo_ent *n = &c->ooo[i];
+
+		meta(m)->next = n->head;
+		n->head = m;
+		n->seq = seq;
+		n->len += end - seq;
+		return end - seq;
+	}
+	if (c->ooo_cnt == TCP_OOO_MAX)
+		goto drop;
+	memmove(&c->ooo[i + 1], &c->ooo[i], (c->ooo_cnt - i) * sizeof(c->ooo[0]));
+	c->ooo[i].head = c->ooo[i].tail = m;
+	c->ooo[i].seq = seq;
+	c->ooo[i].len = end - seq;
+	c->ooo_cnt++;
+	return end - seq;
+drop:
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+/* rcv_nxt moved: hand over held ranges that became in order, segment by segment. */
+static void ooo_pull(struct tcp_conn *c)
+{
+	while (c->ooo_cnt && seq_leq(c->ooo[0].seq, c->rcv_nxt) && !(c->flags & TCPF_DEAD)) {
+		struct rte_mbuf *m = c->ooo[0].head;
+		uint32_t seq = c->ooo[0].seq;
+
+		ooo_remove(c, 0);
+		while (m) {
+			struct rte_mbuf *n = meta(m)->next;
+			uint32_t off = meta(m)->off, len = meta(m)->len, skip;
+
+			if (seq_leq(seq + len, c->rcv_nxt) || (c->flags & TCPF_DEAD)) {
+				rte_pktmbuf_free(m);
+			} else {
+				skip = c->rcv_nxt - seq;
+				deliver(c, m, off + skip, len - skip);
+			}
+			seq += len;
+			m = n;
+		}
+	}
+}
+
+static void fin_check(struct tcp_conn *c)
+{
+	if ((c->flags & TCPF_FIN_OOO) && c->fin_seq == c->rcv_nxt) {
+		c->flags &= ~TCPF_FIN_OOO;
+		c->flags |= TCPF_FIN_RCVD;
+		c->rcv_nxt++;
+	}
+}
+
+static void ack_policy(struct tcp_conn *c, uint32_t len, bool filled)
+{
+	/* Immediate ACK on a hole filled (RFC 5681 4.2) and every second full segment (full:
+	 * our MSS less the timestamp option every segment carries). */
+	uint32_t full = c->rcv_mss - (c->ts_ok ? 12u : 0u);
+
+	c->unacked_bytes += len;
+	if (filled || c->unacked_bytes >= 2u * full)
+		c->flags |= TCPF_ACK_NOW;
+	else if (len)
+		tcp_delack_arm(c);
+}
+
+static void in_order(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	bool had_ooo = c->ooo_cnt != 0;
+
+	deliver(c, m, off, len);
+	if (c->flags & TCPF_DEAD)
+		return;
+	ooo_pull(c);
+	tcp_sack_rcv_advance(&c->sack_rcv, c->rcv_nxt);
+	fin_check(c);
+	ack_policy(c, len, had_ooo);
+}
+
+void tcp_reass_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg *seg)
+{
+	uint32_t seq = seg->seq, len = seg->payload_len, off = seg->hdr_len;
+	uint32_t wnd_end = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv : c->rcv_nxt;
+	bool fin = seg->flags & TCP_F_FIN;
+
+	if (seq_lt(seq, c->rcv_nxt)) { /* old octets in front: skip them */
+		uint32_t d = c->rcv_nxt - seq;
+
+		c->flags |= TCPF_ACK_NOW;
+		if (d >= len) {
+			c->s->st.dup_segs++;
+			fin = fin && seq + len == c->rcv_nxt;
+			len = 0;
+		} else {
+			off += d;
+			len -= d;
+		}
+		seq = c->rcv_nxt;
+	}
+	if (seq_gt(seq + len, wnd_end)) { /* beyond the window: cut, the FIN with it */
+		uint32_t cut = seq + len - wnd_end;
+
+		len -= cut > len ? len : cut;
+		fin = false;
+		c->flags |= TCPF_ACK_NOW;
+	}
+	if (len == 0) {
+		rte_pktmbuf_free(m);
+	} else if (seq == c->rcv_nxt) {
+		in_order(c, m, off, len);
+		if (c->flags & TCPF_DEAD)
+			return;
+	} else {
+		uint32_t kseq, kept;
+
+		c->s->st.ooo_segs++;
+		c->st.ooo_segs++;
+		kept = ooo_insert(c, m, off, seq, len, &kseq);
+		if (kept)
+			tcp_sack_rcv_add(&c->sack_rcv, kseq, kseq + kept);
+		c->flags |= TCPF_ACK_NOW; /* RFC 5681 4.2: immediate duplicate ACK */
+	}
+	if (fin) {
+		c->fin_seq = seq + len;
+		c->flags |= TCPF_FIN_OOO;
+		fin_check(c);
+		c->flags |= TCPF_ACK_NOW;
+	}
+}
+
+void tcp_reass_purge(struct tcp_conn *c)
+{
+	struct rte_mbuf *m;
+
+	while (c->ooo_cnt) {
+		list_free(c->ooo[c->ooo_cnt - 1].head);
+		c->ooo_cnt--;
+	}
+	while ((m = rxq_pop(c)) != NULL)
+		rte_pktmbuf_free(m);
+}

@@ -1,0 +1,435 @@
+/* The send queue and tcp_send: data kept as mbufs from the first unacknowledged octet to
+ * snd_end (copied into our mbufs, or the caller's memory for zero-copy: tcp_zc.c), cloned
+ * per transmission so that retransmissions reuse the same data. Record mode (MPA alignment):
+ * segment boundaries follow record boundaries (tcp_seg_len_at). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "tcp_int.h"
+
+static struct tcp_sq_ent *ent(const struct tcp_conn *c, uint32_t i)
+{
+	return &c->sq[(c->sq_head + i) % c->sq_cap];
+}
+
+uint32_t tcp_sq_space(const struct tcp_conn *c)
+{
+	uint32_t buf = c->s->cfg.snd_buf;
+
+	return c->sq_bytes >= buf ? 0 : buf - c->sq_bytes;
+}
+
+/* Double the ring (amortised: not per packet). */
+static int sq_grow(struct tcp_conn *c)
+{
+	uint32_t cap = c->sq_cap * 2, i;
+	struct tcp_sq_ent *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < c->sq_cnt; i++)
+		n[i] = *ent(c, i);
+	free(c->sq);
+	c->sq = n;
+	c->sq_cap = cap;
+	c->sq_head = 0;
+	return 0;
+}
+
+int tcp_sq_reserve(struct tcp_conn *c, uint32_t n)
+{
+	while (c->sq_cap - c->sq_cnt < n)
+		if (sq_grow(c))
+			return -ENOMEM;
+	return 0;
+}
+
+int tcp_sq_push(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len, bool copy)
+{
+	struct tcp_sq_ent *e;
+
+	if (c->sq_cnt == c->sq_cap && sq_grow(c))
+		return -ENOMEM;
+	e = ent(c, c->sq_cnt++);
+	e->m = m;
+	e->seq = c->snd_end;
+	e->len = len;
+	e->copy = copy;
+	c->snd_end += len;
+	c->sq_bytes += len;
+	return 0;
+}
+
+/* Gather len octets from iov starting at byte offset off. */
+static void iov_copy(const struct iovec *iov, unsigned iovcnt, size_t off, uint8_t *dst, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < iovcnt && len; i++) {
+		size_t l = iov[i].iov_len, n;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		n = l - off < len ? l - off : len;
+		memcpy(dst, (const uint8_t *)iov[i].iov_base + off, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+static uint32_t tail_room(const struct tcp_conn *c)
+{
+	struct tcp_sq_ent *e;
+
+	if (!c->sq_cnt)
+		return 0;
+	e = ent(c, c->sq_cnt - 1);
+	return e->copy ? rte_pktmbuf_tailroom(e->m) : 0;
+}
+
+static void tail_append(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, size_t off,
+			uint32_t n)
+{
+	struct tcp_sq_ent *e = ent(c, c->sq_cnt - 1);
+	uint8_t *dst = rte_pktmbuf_mtod_offset(e->m, uint8_t *, e->m->data_len);
+
+	/* Writing past data_len is safe while clones of this buffer are in flight: they
+	 * reference only the octets before. */
+	iov_copy(iov, iovcnt, off, dst, n);
+	e->m->data_len = (uint16_t)(e->m->data_len + n);
+	e->m->pkt_len += n;
+	e->len += n;
+	c->snd_end += n;
+	c->sq_bytes += n;
+}
+
+/* Undo a partial append (mbufs ran out): the queue ends at old_end again. */
+static void sq_rollback(struct tcp_conn *c, uint32_t old_end)
+{
+	while (c->sq_cnt && seq_gt(c->snd_end, old_end)) {
+		struct tcp_sq_ent *e = ent(c, c->sq_cnt - 1);
+		uint32_t extra = c->snd_end - old_end;
+
+		if (extra < e->len) {
+			e->m->data_len = (uint16_t)(e->m->data_len - extra);
+			e->m->pkt_len -= extra;
+			e->len -= extra;
+			c->sq_bytes -= extra;
+			c->snd_end = old_end;
+			break;
+		}
+		c->snd_end -= e->len;
+		c->sq_bytes -= e->len;
+		rte_pktmbuf_free(e->m);
+		c->sq_cnt--;
+	}
+}
+
+int tcp_sq_append_copy(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, size_t len)
+{
+	uint32_t old_end = c->snd_end;
+	size_t off = 0;
+
+	while (off < len) {
+		uint32_t room = tail_room(c), n;
+		struct rte_mbuf *m;
+
+		if (room == 0) {
+			m = rte_pktmbuf_alloc(c->s->pool);
+			if (!m || tcp_sq_push(c, m, 0, true)) {
+				rte_pktmbuf_free(m);
+				sq_rollback(c, old_end);
+				return -ENOBUFS;
+			}
+			m->data_off = 0; /* no headers go here: the whole buffer is payload */
+			continue;
+		}
+		n = len - off < room ? (uint32_t)(len - off) : room;
+		tail_append(c, iov, iovcnt, off, n);
+		off += n;
+	}
+	return 0;
+}
+
+/* Index of the first entry that may hold seq: from the last lookup when that is not past
+ * seq (transmission walks forward), else from the head (retransmission). */
+static uint32_t sq_start(const struct tcp_conn *c, uint32_t seq)
+{
+	uint32_t h = c->sq_hint;
+
+	if (h < c->sq_cnt && seq_leq(ent(c, h)->seq, seq))
+		return h;
+	return 0;
+}
+
+/* A clone chain of [seq, seq+len) of the queue. */
+struct rte_mbuf *tcp_sq_clone(struct tcp_conn *c, uint32_t seq, uint32_t len)
+{
+	struct rte_mbuf *head = NULL;
+	uint32_t end = seq + len, i;
+
+	for (i = sq_start(c, seq); i < c->sq_cnt && seq_lt(seq, end); i++) {
+		struct tcp_sq_ent *e = ent(c, i);
+		uint32_t e_end = e->seq + e->len, off, n;
+		struct rte_mbuf *cl;
+
+		if (seq_leq(e_end, seq))
+			continue;
+		off = seq - e->seq;
+		n = (seq_lt(end, e_end) ? end : e_end) - seq;
+		cl = rte_pktmbuf_clone(e->m, c->s->pool);
+		if (!cl)
+			goto fail;
+		rte_pktmbuf_adj(cl, (uint16_t)off);
+		rte_pktmbuf_trim(cl, (uint16_t)(cl->data_len - n));
+		if (!head)
+			head = cl;
+		else if (rte_pktmbuf_chain(head, cl)) {
+			rte_pktmbuf_free(cl);
+			goto fail;
+		}
+		seq += n;
+		c->sq_hint = i;
+	}
+	if (seq != end)
+		goto fail;
+	return head;
+fail:
+	rte_pktmbuf_free(head);
+	return NULL;
+}
+
+bool tcp_sq_read(const struct tcp_conn *c, uint32_t seq, uint8_t *out, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = sq_start(c, seq); i < c->sq_cnt && n; i++) {
+		struct tcp_sq_ent *e = ent(c, i);
+		uint32_t off, k;
+
+		if (seq_leq(e->seq + e->len, seq))
+			continue;
+		if (seq_lt(seq, e->seq))
+			return false; /* already freed */
+		off = seq - e->seq;
+		k = e->len - off < n ? e->len - off : n;
+		memcpy(out, rte_pktmbuf_mtod_offset(e->m, const uint8_t *, off), k);
+		out += k;
+		seq += k;
+		n -= k;
+	}
+	return n == 0;
+}
+
+/* ---- record mode ------------------------------------------------------------------------ */
+static uint32_t rec_next(const struct tcp_conn *c, uint32_t b)
+{
+	uint8_t h[2];
+	size_t r;
+
+	if (b == c->rec_base && c->rec_base_next_ok)
+		return c->rec_base_next;
+	if (!tcp_sq_read(c, b, h, 2))
+		return c->snd_end;
+	r = c->rec_len(h);
+	/* tcp_send validated every record; a zero length would only loop */
+	return r ? b + (uint32_t)r : c->snd_end;
+}
+
+/* The record containing seq: [*b, *e). */
+static void rec_find(struct tcp_conn *c, uint32_t seq, uint32_t *b, uint32_t *e)
+{
+	uint32_t x = seq_geq(seq, c->rec_walk) ? c->rec_walk : c->rec_base, nx;
+
+	for (;;) {
+		nx = rec_next(c, x);
+		if (seq_lt(seq, nx) || !seq_lt(nx, c->snd_end))
+			break;
+		x = nx;
+	}
+	c->rec_walk = x;
+	*b = x;
+	*e = nx;
+}
+
+/* Called before the acknowledged mbufs are freed: the header of the new base record is
+ * read (and its end cached) while it is still queued. */
+static void rec_advance_base(struct tcp_conn *c, uint32_t una)
+{
+	while (seq_lt(c->rec_base, una)) {
+		uint32_t nx = rec_next(c, c->rec_base);
+
+		if (seq_gt(nx, una))
+			break;
+		c->rec_base = nx;
+		c->rec_base_next_ok = false;
+	}
+	if (!c->rec_base_next_ok && seq_lt(c->rec_base, c->snd_end)) {
+		c->rec_base_next = rec_next(c, c->rec_base);
+		c->rec_base_next_ok = true;
+	}
+	if (seq_lt(c->rec_walk, c->rec_base))
+		c->rec_walk = c->rec_base;
+}
+
+/* Octets of the next segment at seq given the usable window avail: in record mode whole
+ * records that fit min(avail, mss), a record longer than the MSS split at the MSS (the only
+ * case where a segment starts inside a record), or 0 to wait for window. */
+uint32_t tcp_seg_len_at(struct tcp_conn *c, uint32_t seq, uint32_t avail, uint32_t mss)
+{
+	uint32_t left = c->snd_end - seq, cap = avail < mss ? avail : mss, b, e, len = 0;
+
+	if (!seq_lt(seq, c->snd_end))
+		return 0;
+	if (!c->rec_len || seq_lt(seq, c->rec_start)) {
+		if (c->rec_len && c->rec_start - seq < left)
+			left = c->rec_start - seq;
+		return cap < left ? cap : left;
+	}
+	rec_find(c, seq, &b, &e);
+	if (seq != b) /* inside a record longer than the MSS */
+		return e - seq < cap ? e - seq : cap;
+	while (seq_lt(b, c->snd_end) && e - seq <= cap) {
+		len = e - seq;
+		b = e;
+		e = rec_next(c, b);
+	}
+	if (len)
+		return len;
+	if (e - seq > mss) /* too long for one segment: split at the MSS */
+		return avail >= mss || avail >= c->max_snd_wnd / 2 ? cap : 0;
+	return 0;
+}
+
+void tcp_conn_set_records(struct tcp_conn *c, tcp_rec_len_fn rec_len)
+{
+	if (!c)
+		return;
+	c->rec_len = rec_len;
+	c->rec_start = c->rec_base = c->rec_walk = c->snd_end;
+	c->rec_base_next_ok = false;
+}
+
+/* ---- acknowledgement and teardown --------------------------------------------------------- */
+void tcp_sq_ack(struct tcp_conn *c, uint32_t una)
+{
+	if (c->rec_len && seq_geq(una, c->rec_start))
+		rec_advance_base(c, una);
+	while (c->sq_cnt) {
+		struct tcp_sq_ent *e = ent(c, 0);
+
+		if (seq_gt(e->seq + e->len, una))
+			break;
+		c->sq_bytes -= e->len;
+		rte_pktmbuf_free(e->m); /* zero-copy: may run the completion callback */
+		c->sq_head = (c->sq_head + 1) % c->sq_cap;
+		c->sq_cnt--;
+		c->sq_hint = c->sq_hint ? c->sq_hint - 1 : 0;
+	}
+}
+
+void tcp_sq_purge(struct tcp_conn *c)
+{
+	while (c->sq_cnt) {
+		struct tcp_sq_ent *e = ent(c, 0);
+
+		rte_pktmbuf_free(e->m);
+		c->sq_head = (c->sq_head + 1) % c->sq_cap;
+		c->sq_cnt--;
+	}
+	c->sq_bytes = 0;
+	c->sq_hint = 0;
+}
+
+/* ---- tcp_send ------------------------------------------------------------------------------ */
+int tcp_send_check(const struct tcp_conn *c)
+{
+	if (!c || (c->flags & (TCPF_DEAD | TCPF_ABORTED | TCPF_USER_GONE)))
+		return -EPIPE;
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED)
+		return -ENOTCONN;
+	if (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT)
+		return -EPIPE;
+	if (c->flags & (TCPF_FIN_QUEUED | TCPF_CLOSED_BY_USER))
+		return -EPIPE;
+	return 0;
+}
+
+size_t tcp_iov_total(const struct iovec *iov, unsigned iovcnt)
+{
+	size_t t = 0;
+	unsigned i;
+
+	for (i = 0; i < iovcnt; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/* Whole records of iov within limit: their total octets, or a negative errno when not
+ * even one record fits (-EAGAIN: space; -EINVAL: incomplete or zero-length record). */
+ssize_t tcp_rec_whole(const struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt,
+		      size_t total, size_t limit)
+{
+	size_t off = 0;
+
+	while (off + 2 <= total) {
+		uint8_t h[2];
+		size_t r;
+
+		iov_copy(iov, iovcnt, off, h, 2);
+		r = c->rec_len(h);
+		if (r < 2 || off + r > total)
+			return off ? (ssize_t)off : -EINVAL;
+		if (r > c->s->cfg.snd_buf)
+			return off ? (ssize_t)off : -EMSGSIZE;
+		if (off + r > limit)
+			return off ? (ssize_t)off : -EAGAIN;
+		off += r;
+	}
+	if (off < total && off == 0)
+		return -EINVAL;
+	return (ssize_t)off;
+}
+
+ssize_t tcp_send(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt)
+{
+	size_t total, space, n;
+	ssize_t w;
+	int rc = tcp_send_check(c);
+
+	if (rc)
+		return rc;
+	if (!iov && iovcnt)
+		return -EINVAL;
+	total = tcp_iov_total(iov, iovcnt);
+	if (total == 0)
+		return 0;
+	space = tcp_sq_space(c);
+	n = total < space ? total : space;
+	if (c->rec_len) {
+		w = tcp_rec_whole(c, iov, iovcnt, total, space);
+		if (w < 0) {
+			if (w == -EAGAIN)
+				c->flags |= TCPF_WANT_WRITABLE;
+			return w;
+		}
+		n = (size_t)w;
+	}
+	if (n == 0) {
+		c->flags |= TCPF_WANT_WRITABLE;
+		return -EAGAIN;
+	}
+	if (n < total)
+		c->flags |= TCPF_WANT_WRITABLE;
+	rc = tcp_sq_append_copy(c, iov, iovcnt, n);
+	if (rc)
+		return rc;
+	tcp_output(c);
+	return (ssize_t)n;
+}

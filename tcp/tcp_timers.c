@@ -1,0 +1,256 @@
+/* Connection timers on the stack's wheel: retransmission (RFC 6298 5, SYN retries), persist
+ * (zero-window probes with backoff, RFC 9293 3.8.6.1), delayed ACK, and one timer shared by
+ * keepalive (3.8.4), TIME_WAIT (2 MSL) and the FIN_WAIT_2 give-up after tcp_close. */
+#include <errno.h>
+
+#include <rte_mbuf.h>
+
+#include "tcp_int.h"
+
+/* Every arm goes through here: the stack keeps the earliest due time so that
+ * tcp_stack_poll need not scan the wheel on every call (a cancel only makes it early). */
+static void arm_us(struct tcp_conn *c, struct tcp_timer *t, uint64_t us)
+{
+	struct tcp_stack *s = c->s;
+	uint64_t now = tcp_now_us(s);
+
+	tcp_timer_arm(&s->wheel, t, now, us);
+	if (now + us < s->next_due_us)
+		s->next_due_us = now + us;
+}
+
+void tcp_timer_arm_ms(struct tcp_conn *c, struct tcp_timer *t, uint64_t ms)
+{
+	arm_us(c, t, ms * 1000);
+}
+
+void tcp_rtx_arm(struct tcp_conn *c)
+{
+	arm_us(c, &c->t_rtx, tcp_rto_get(&c->rto));
+}
+
+void tcp_rtx_restart(struct tcp_conn *c)
+{
+	tcp_rtx_arm(c);
+}
+
+/* ---- retransmission ---- */
+static void syn_timeout(struct tcp_conn *c)
+{
+	if (++c->rtx_count > c->s->cfg.syn_retries) {
+		if (c->listener) {
+			tcp_conn_release(c); /* the half-open child just goes */
+			return;
+		}
+		c->s->st.attempt_fails++;
+		if (tcp_conn_user_alive(c) && c->ops->on_connected)
+			c->ops->on_connected(c->arg, c, -ETIMEDOUT);
+		if (!(c->flags & (TCPF_DEAD | TCPF_ABORTED)) && c->state != TCP_CLOSED)
+			tcp_conn_finish(c, -ETIMEDOUT);
+		return;
+	}
+	tcp_rto_backoff(&c->rto);
+	c->flags |= TCPF_SYN_RETX;
+	c->flags &= ~TCPF_RTT_TIMING; /* Karn */
+	tcp_send_segment(c, c->iss, 0,
+			 c->state == TCP_SYN_SENT ? TCP_F_SYN : TCP_F_SYN | TCP_F_ACK);
+	tcp_rtx_arm(c);
+}
+
+static void data_timeout(struct tcp_conn *c)
+{
+	if (c->snd_una == c->snd_max)
+		return;
+	if (++c->rtx_count > c->s->cfg.data_retries) {
+		tcp_send_rst_conn(c);
+		tcp_conn_finish(c, -ETIMEDOUT);
+		return;
+	}
+	c->s->st.rto_expiries++;
+	c->st.rto_expiries++;
+	/* RFC 5681 eq. 4 / RFC 6582 4; RFC 6298 5.5-5.6; RFC 6675 5.1: go back to snd_una. */
+	tcp_cc_on_rto(&c->cc, c->snd_max - c->snd_una, c->snd_max, tcp_now_us(c->s));
+	tcp_rto_backoff(&c->rto);
+	tcp_sack_snd_clear(&c->sack_snd);
+	c->flags &= ~(TCPF_IN_RECOVERY | TCPF_RTT_TIMING);
+	c->dupacks = 0;
+	c->lt_extra = 0;
+	c->snd_nxt = c->snd_una;
+	tcp_output(c);
+	if (c->snd_nxt == c->snd_una && seq_lt(c->snd_una, c->snd_max)) {
+		/* nothing went out (window closed): resend the first segment regardless */
+		uint32_t len = tcp_seg_len_at(c, c->snd_una, c->snd_mss, c->snd_mss);
+
+		if (len)
+			tcp_send_segment(c, c->snd_una, len, TCP_F_ACK);
+		else if (c->flags & TCPF_FIN_SENT)
+			tcp_send_segment(c, c->snd_una, 0, TCP_F_ACK | TCP_F_FIN);
+	}
+	tcp_rtx_arm(c);
+}
+
+static void rtx_fire(struct tcp_timer *t, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	(void)t;
+	if (c->state == TCP_SYN_SENT || c->state == TCP_SYN_RECEIVED)
+		syn_timeout(c);
+	else
+		data_timeout(c);
+}
+
+/* ---- tail loss probe ---- */
+/* RFC 8985 7, simplified: when a flight of more than one segment gets no ACK for
+ * PTO = max(2 SRTT, 10 ms), the first unacknowledged segment goes again. A loss at the tail
+ * of a flight brings no duplicate ACKs; without the probe only the RTO (200 ms and more)
+ * would repair it. The probe retransmits at SND.UNA (not the last segment) so that it
+ * always starts on a record boundary; one probe per ACK that advances SND.UNA. A flight of
+ * one segment waits for the RTO (the peer may be delaying its ACK). An ACK that echoes the
+ * probe's timestamp and SACKs nothing above shows the tail was lost: the next segment goes
+ * at once (tcp_ack.c). */
+void tcp_tlp_arm(struct tcp_conn *c)
+{
+	uint64_t pto = 2ull * c->rto.srtt_us;
+
+	if (!c->sack_ok || (c->flags & (TCPF_TLP_DONE | TCPF_IN_RECOVERY)) ||
+	    c->snd_max - c->snd_una <= c->snd_mss || !c->rto.have_sample)
+		return;
+	if (pto < TCP_TLP_MIN_US)
+		pto = TCP_TLP_MIN_US;
+	if (pto >= tcp_rto_get(&c->rto))
+		return;
+	arm_us(c, &c->t_tlp, pto);
+}
+
+static void tlp_fire(struct tcp_timer *t, void *arg)
+{
+	struct tcp_conn *c = arg;
+	uint32_t len;
+
+	(void)t;
+	if (c->snd_una == c->snd_max || (c->flags & (TCPF_TLP_DONE | TCPF_IN_RECOVERY)) ||
+	    c->state < TCP_ESTABLISHED || c->state == TCP_TIME_WAIT)
+		return;
+	len = tcp_seg_len_at(c, c->snd_una, c->snd_mss, c->snd_mss);
+	if (!len)
+		return;
+	c->flags |= TCPF_TLP_DONE;
+	c->tlp_ts = tcp_now_ms32(c->s);
+	tcp_send_segment(c, c->snd_una, len, TCP_F_ACK);
+}
+
+/* ---- persist ---- */
+void tcp_persist_arm(struct tcp_conn *c)
+{
+	uint64_t us = (uint64_t)tcp_rto_get(&c->rto) << (c->persist_backoff < 16 ? c->persist_backoff
+										  : 16);
+
+	arm_us(c, &c->t_persist, us > TCP_PERSIST_MAX_US ? TCP_PERSIST_MAX_US : us);
+}
+
+/* A probe outside the window (SND.UNA - 1, no data) makes any receiver answer with an ACK
+ * carrying its current window (the Linux probe; one octet of data would break record
+ * alignment). Probing goes on as long as the peer answers (RFC 9293 3.8.6.1). */
+static void persist_fire(struct tcp_timer *t, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	(void)t;
+	if (!seq_lt(c->snd_nxt, c->snd_end) || c->snd_una != c->snd_max)
+		return;
+	if (c->snd_wnd) {
+		/* A window too small for sender SWS avoidance: the override timeout of RFC 9293
+		 * 3.8.6.2.1 sends what fits. */
+		c->flags |= TCPF_PROBE_WINDOW;
+		tcp_output(c);
+		c->flags &= ~TCPF_PROBE_WINDOW;
+		if (c->snd_una != c->snd_max)
+			return;
+		tcp_timer_cancel(&c->s->wheel, &c->t_persist);
+	}
+	tcp_send_segment(c, c->snd_una - 1, 0, TCP_F_ACK);
+	if (c->persist_backoff < 16)
+		c->persist_backoff++;
+	tcp_persist_arm(c);
+}
+
+/* ---- delayed ACK ---- */
+void tcp_delack_arm(struct tcp_conn *c)
+{
+	if (!tcp_timer_armed(&c->t_delack))
+		arm_us(c, &c->t_delack, c->s->cfg.delack_us);
+}
+
+static void delack_fire(struct tcp_timer *t, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	(void)t;
+	if (c->state >= TCP_ESTABLISHED && c->state != TCP_TIME_WAIT)
+		tcp_send_ack(c);
+}
+
+/* ---- keepalive / TIME_WAIT / FIN_WAIT_2 ---- */
+void tcp_ka_reset(struct tcp_conn *c)
+{
+	if (c->ka_idle_s && (c->state == TCP_ESTABLISHED || c->state == TCP_CLOSE_WAIT))
+		tcp_timer_arm_ms(c, &c->t_ka, (uint64_t)c->ka_idle_s * 1000);
+}
+
+static void keepalive(struct tcp_conn *c)
+{
+	uint64_t now = tcp_now_us(c->s), idle = now - c->last_rcv_us;
+	uint64_t idle_us = (uint64_t)c->ka_idle_s * 1000000;
+
+	if (!c->ka_idle_s || (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT))
+		return;
+	if (c->ka_sent == 0 && idle < idle_us) {
+		arm_us(c, &c->t_ka, idle_us - idle);
+		return;
+	}
+	if (c->ka_sent >= c->ka_probes) {
+		tcp_send_rst_conn(c);
+		tcp_conn_finish(c, -ETIMEDOUT);
+		return;
+	}
+	/* RFC 9293 3.8.4: SEG.SEQ = SND.NXT - 1, no data: the peer answers with an ACK. */
+	tcp_send_segment(c, c->snd_nxt - 1, 0, TCP_F_ACK);
+	c->ka_sent++;
+	tcp_timer_arm_ms(c, &c->t_ka, (uint64_t)c->ka_intvl_s * 1000);
+}
+
+static void ka_fire(struct tcp_timer *t, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	(void)t;
+	if (c->state == TCP_TIME_WAIT) {
+		tcp_conn_release(c); /* 2 MSL are over */
+		return;
+	}
+	if (c->state == TCP_FIN_WAIT_2 && (c->flags & TCPF_CLOSED_BY_USER)) {
+		tcp_send_rst_conn(c); /* as Linux: the peer learns we are gone */
+		tcp_conn_finish(c, -ETIMEDOUT);
+		return;
+	}
+	keepalive(c);
+}
+
+void tcp_timers_init(struct tcp_conn *c)
+{
+	tcp_timer_init(&c->t_rtx, rtx_fire, c);
+	tcp_timer_init(&c->t_persist, persist_fire, c);
+	tcp_timer_init(&c->t_delack, delack_fire, c);
+	tcp_timer_init(&c->t_ka, ka_fire, c);
+	tcp_timer_init(&c->t_tlp, tlp_fire, c);
+}
+
+void tcp_timers_cancel_all(struct tcp_conn *c)
+{
+	tcp_timer_cancel(&c->s->wheel, &c->t_rtx);
+	tcp_timer_cancel(&c->s->wheel, &c->t_persist);
+	tcp_timer_cancel(&c->s->wheel, &c->t_delack);
+	tcp_timer_cancel(&c->s->wheel, &c->t_ka);
+	tcp_timer_cancel(&c->s->wheel, &c->t_tlp);
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# softrnic-perf, unchanged, between two processes over net_memif (server 198.51.100.1 is the
+# memif server, the client 198.51.100.2): write, read and send; bandwidth and latency; short
+# runs, each must print a sane result line (no timing thresholds). Both sides poll with
+# sched_yield (-y): the machine's cores are shared.
+# Usage: perf_memif.sh /path/to/softrnic-perf
+set -u
+TEST_NAME=dpdk_perf_memif
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/dpdk_lib.sh"
+PERF=${1:?usage: perf_memif.sh /path/to/softrnic-perf}
+dpdk_tmpdir
+PORT=7571
+A=198.51.100.1
+B=198.51.100.2
+
+# check_line OUTPUT SIZE ITERS NFIELDS (as tests/apps/perf_lo.sh)
+check_line() {
+	printf '%s\n' "$1" | awk -v size="$2" -v iters="$3" -v nf="$4" '
+		$1 == size && $2 == iters && NF == nf {
+			for (i = 3; i <= NF; i++) if (!($i + 0 > 0)) bad = 1
+			if (nf == 9 && !($3 <= $5 && $5 <= $4)) bad = 1
+			found = 1
+		}
+		END { exit !(found && !bad) }'
+}
+
+run() { # test lat(0|1) size iters
+	opts="-t $1 -s $3 -n $4 -y"
+	[ "$2" -eq 1 ] && opts="$opts -l"
+	start_server timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk \
+		"$(dpdk_eal server "$(memif_vdev server)")" SOFTRNIC_DPDK_IP=$A/24 \
+		"$PERF" -p "$PORT" -T 20 -y -b $A >/dev/null 2>"$DPDK_DIR/server.err"
+	sleep 1
+	dpdk_skip_if_no_eal "$DPDK_DIR/server.err"
+	# shellcheck disable=SC2086
+	out=$(timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk \
+		"$(dpdk_eal client "$(memif_vdev client)")" SOFTRNIC_DPDK_IP=$B/24 \
+		"$PERF" -p "$PORT" -T 20 $opts $A 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	if [ "$rc" -ne 0 ]; then
+		cat "$DPDK_DIR/server.err" >&2
+		fail "client ($opts) exited with status $rc"
+	fi
+	wait_server "$opts"
+	PORT=$((PORT + 1))
+	nf=5
+	[ "$2" -eq 1 ] && nf=9
+	check_line "$out" "$3" "$4" "$nf" || fail "no sane result line for $opts"
+}
+
+for t in write read send; do
+	run "$t" 0 65536 300
+	run "$t" 1 8 300
+done
+echo "$TEST_NAME: OK"

@@ -1,0 +1,82 @@
+#!/bin/sh
+# softrnic-rping, unchanged, across two network namespaces over net_af_packet on a veth pair:
+#   ns A: the server, DPDK port on veth-a, 198.51.100.1 (softrnic's TCP engine)
+#   ns B: the client, DPDK port on veth-b, 198.51.100.2
+# The kernel holds no address on either end (it must not answer our ARP or TCP). Then the
+# same server against a client on kernel sockets in ns B (198.51.100.2 on veth-b): the engine
+# against Linux TCP, RDMA on top. Needs root: exit 77 without the permission for namespaces.
+# Usage: rping_afpacket.sh /path/to/softrnic-rping
+set -u
+TEST_NAME=dpdk_rping_afpacket
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/dpdk_lib.sh"
+RPING=${1:?usage: rping_afpacket.sh /path/to/softrnic-rping}
+dpdk_tmpdir
+PORT=7671
+A=198.51.100.1
+B=198.51.100.2
+
+NS_A=
+NS_B=
+ns_cleanup() {
+	[ -n "$NS_A" ] && ip netns del "$NS_A" 2>/dev/null
+	[ -n "$NS_B" ] && ip netns del "$NS_B" 2>/dev/null
+	NS_A=
+	NS_B=
+}
+EXIT_HOOKS="kill_server ns_cleanup $EXIT_HOOKS"
+
+id=$$-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+if ! ip netns add "srn-dpa-$id" 2>/dev/null; then
+	echo "$TEST_NAME: SKIP: cannot create network namespaces (needs root)" >&2
+	exit 77
+fi
+NS_A=srn-dpa-$id
+ip netns add "srn-dpb-$id" || fail "ip netns add"
+NS_B=srn-dpb-$id
+ip -n "$NS_A" link add veth-a type veth peer name veth-b netns "$NS_B" || fail "veth pair"
+for ns in "$NS_A" "$NS_B"; do
+	ip -n "$ns" link set lo up || fail "lo up in $ns"
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+done
+ip -n "$NS_A" link set veth-a up || fail "veth-a up"
+ip -n "$NS_B" link set veth-b up || fail "veth-b up"
+
+server() { # extra rping options
+	start_server timeout "$PROG_TIMEOUT" ip netns exec "$NS_A" env SOFTRNIC_TRANSPORT=dpdk \
+		"$(dpdk_eal server "net_af_packet0,iface=veth-a,qdisc_bypass=1")" \
+		SOFTRNIC_DPDK_IP=$A/24 "$RPING" -s -a $A -p "$PORT" -V "$@" 2>"$DPDK_DIR/server.err"
+	sleep 1.5 # EAL start and listen: af_packet's link is up at once, a SYN would find no one
+	dpdk_skip_if_no_eal "$DPDK_DIR/server.err"
+}
+
+check() { # rc what
+	printf '%s\n' "$out"
+	if [ "$1" -ne 0 ]; then
+		cat "$DPDK_DIR/server.err" >&2
+		fail "client ($2) exited with status $1"
+	fi
+	printf '%s\n' "$out" | grep -q '100 pings of 1000 bytes, verified' ||
+		fail "client summary missing ($2)"
+	wait_server "$2"
+	PORT=$((PORT + 1))
+}
+
+# DPDK on both sides
+server
+out=$(timeout "$PROG_TIMEOUT" ip netns exec "$NS_B" env SOFTRNIC_TRANSPORT=dpdk \
+	"$(dpdk_eal client "net_af_packet0,iface=veth-b,qdisc_bypass=1")" SOFTRNIC_DPDK_IP=$B/24 \
+	"$RPING" -c -a $A -p "$PORT" -C 100 -V -S 1000 2>&1)
+check $? "dpdk to dpdk"
+
+# the kernel's TCP on the client side
+ip -n "$NS_B" addr add "$B/24" dev veth-b || fail "address in $NS_B"
+# veth hands the kernel's segments over with the TCP checksum still to be filled in
+# (checksum offload); a packet socket would see them so: let the kernel compute it.
+need_cmd ethtool ethtool
+ip netns exec "$NS_B" ethtool -K veth-b tx off >/dev/null || fail "ethtool -K veth-b tx off"
+server
+out=$(timeout "$PROG_TIMEOUT" ip netns exec "$NS_B" env SOFTRNIC_TRANSPORT=sock \
+	"$RPING" -c -a $A -p "$PORT" -C 100 -V -S 1000 2>&1)
+check $? "kernel client to dpdk server"
+echo "$TEST_NAME: OK"

@@ -1,0 +1,234 @@
+/* impair: a two-port Ethernet forwarder that loses, duplicates, reorders and delays frames -
+ * the netem of tests/tcp/linux when the kernel has no sch_netem (this machine's has not).
+ * It bridges two interfaces of its own namespace through AF_PACKET sockets and impairs the
+ * frames of one direction (or both):
+ *   impair IF_A IF_B [--dir ab|ba|both] [--loss PCT] [--dup PCT] [--reorder PCT]
+ *          [--delay-ms MS] [--seed N] [--seconds S]
+ * --reorder P holds a frame with probability P and sends it after the next one of its
+ * direction; --delay-ms queues every impaired frame for MS. Runs until SIGTERM/SIGINT or
+ * --seconds, then prints what it did ("impair: ..." on stderr). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FRAME_MAX 2048
+#define QLEN 8192
+
+struct frame {
+	uint64_t due_ns;
+	uint16_t len;
+	uint8_t out;  /* socket index to send on */
+	uint8_t data[FRAME_MAX];
+};
+
+struct dir_state {
+	bool impaired;
+	bool held_valid;
+	struct frame held;  /* reordering: the frame waiting for the next one */
+};
+
+static struct {
+	double loss, dup, reorder;
+	uint64_t delay_ns;
+	uint64_t rng;
+	int fd[2];
+	struct dir_state dir[2];  /* 0: a->b, 1: b->a */
+	struct frame *q;          /* delay queue (FIFO: every frame gets the same delay) */
+	unsigned qh, qn;
+	uint64_t in, out, lost, duped, reordered, delayed, qdrops;
+} g;
+
+static volatile sig_atomic_t stop;
+static void on_sig(int s) { stop = s; }
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double rnd(void)  /* xorshift64*: uniform in [0, 1) */
+{
+	g.rng ^= g.rng >> 12;
+	g.rng ^= g.rng << 25;
+	g.rng ^= g.rng >> 27;
+	return (double)((g.rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+static int open_if(const char *name)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
+	int one = 1;
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	if (fd < 0)
+		return -1;
+	sll.sll_ifindex = (int)if_nametoindex(name);
+	/* Our own transmissions must not come back as input. */
+	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
+	if (!sll.sll_ifindex || bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void tx(const struct frame *f)
+{
+	if (send(g.fd[f->out], f->data, f->len, 0) == (ssize_t)f->len)
+		g.out++;
+}
+
+static void emit(const struct frame *f)
+{
+	if (!g.delay_ns) {
+		tx(f);
+		return;
+	}
+	if (g.qn == QLEN) {
+		g.qdrops++;
+		return;
+	}
+	g.q[(g.qh + g.qn++) % QLEN] = *f;
+	g.delayed++;
+}
+
+static void flush_due(uint64_t now)
+{
+	while (g.qn && g.q[g.qh].due_ns <= now) {
+		tx(&g.q[g.qh]);
+		g.qh = (g.qh + 1) % QLEN;
+		g.qn--;
+	}
+}
+
+static void impair_frame(struct dir_state *d, struct frame *f)
+{
+	f->due_ns = now_ns() + g.delay_ns;
+	if (g.loss > 0 && rnd() < g.loss) {
+		g.lost++;
+		return;
+	}
+	if (g.reorder > 0 && !d->held_valid && rnd() < g.reorder) {
+		d->held = *f;  /* goes out after the next frame */
+		d->held_valid = true;
+		g.reordered++;
+		return;
+	}
+	emit(f);
+	if (g.dup > 0 && rnd() < g.dup) {
+		emit(f);
+		g.duped++;
+	}
+	if (d->held_valid) {
+		d->held.due_ns = f->due_ns;
+		emit(&d->held);
+		d->held_valid = false;
+	}
+}
+
+static void pump(int from)
+{
+	static struct frame f;
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = recv(g.fd[from], f.data, sizeof(f.data), 0);
+		if (n <= 0)
+			return;
+		g.in++;
+		f.len = (uint16_t)n;
+		f.out = (uint8_t)!from;
+		if (g.dir[from].impaired)
+			impair_frame(&g.dir[from], &f);
+		else
+			tx(&f);
+	}
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: impair IF_A IF_B [--dir ab|ba|both] [--loss PCT] [--dup PCT] "
+			"[--reorder PCT] [--delay-ms MS] [--seed N] [--seconds S]\n");
+	return 64;
+}
+
+static int parse(int argc, char **argv, double *secs)
+{
+	g.dir[0].impaired = g.dir[1].impaired = true;
+	g.rng = 0x9e3779b97f4a7c15ull;
+	for (int i = 3; i < argc; i += 2) {
+		if (i + 1 >= argc)
+			return -1;
+		const char *k = argv[i], *v = argv[i + 1];
+		if (!strcmp(k, "--dir")) {
+			g.dir[0].impaired = !strcmp(v, "ab") || !strcmp(v, "both");
+			g.dir[1].impaired = !strcmp(v, "ba") || !strcmp(v, "both");
+			if (!g.dir[0].impaired && !g.dir[1].impaired)
+				return -1;
+		} else if (!strcmp(k, "--loss")) g.loss = atof(v) / 100;
+		else if (!strcmp(k, "--dup")) g.dup = atof(v) / 100;
+		else if (!strcmp(k, "--reorder")) g.reorder = atof(v) / 100;
+		else if (!strcmp(k, "--delay-ms")) g.delay_ns = (uint64_t)(atof(v) * 1e6);
+		else if (!strcmp(k, "--seed")) g.rng = strtoull(v, NULL, 0) | 1;
+		else if (!strcmp(k, "--seconds")) *secs = atof(v);
+		else
+			return -1;
+	}
+	return g.loss < 0 || g.loss > 1 || g.dup < 0 || g.dup > 1 || g.reorder < 0 ||
+			       g.reorder > 1 ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = 600;
+	if (argc < 3 || parse(argc, argv, &secs))
+		return usage();
+	g.q = calloc(QLEN, sizeof(*g.q));
+	g.fd[0] = open_if(argv[1]);
+	g.fd[1] = open_if(argv[2]);
+	if (!g.q || g.fd[0] < 0 || g.fd[1] < 0) {
+		fprintf(stderr, "impair: cannot open %s / %s: %s\n", argv[1], argv[2],
+			strerror(errno));
+		return 3;
+	}
+	signal(SIGTERM, on_sig);
+	signal(SIGINT, on_sig);
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	printf("impair: ready\n");
+	fflush(stdout);
+	while (!stop && now_ns() < end) {
+		struct pollfd p[2] = { { g.fd[0], POLLIN, 0 }, { g.fd[1], POLLIN, 0 } };
+		struct timespec tmo = { 0, 100000000 };
+		if (g.qn) {  /* wake exactly when the head of the delay queue is due */
+			uint64_t now = now_ns(), due = g.q[g.qh].due_ns;
+			uint64_t w = due > now ? due - now : 0;
+			tmo.tv_sec = (time_t)(w / 1000000000u);
+			tmo.tv_nsec = (long)(w % 1000000000u);
+		}
+		if (ppoll(p, 2, &tmo, NULL) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents & POLLIN)
+			pump(0);
+		if (p[1].revents & POLLIN)
+			pump(1);
+		flush_due(now_ns());
+	}
+	fprintf(stderr,
+		"impair: in %llu out %llu lost %llu duplicated %llu reordered %llu delayed %llu "
+		"queue-drops %llu\n",
+		(unsigned long long)g.in, (unsigned long long)g.out, (unsigned long long)g.lost,
+		(unsigned long long)g.duped, (unsigned long long)g.reordered,
+		(unsigned long long)g.delayed, (unsigned long long)g.qdrops);
+	return 0;
+}
