@@ -56,6 +56,9 @@ typedef void (*net_l4_input_fn)(void *arg, struct rte_mbuf *m, const struct net_
 /* The peer cannot be reached (ARP gave up): the upper layer may fail connections to it. */
 typedef void (*net_unreach_fn)(void *arg, uint32_t dst);
 
+/* CLOCK_MONOTONIC in ns: the default clock_ns of net and of the TCP stack. */
+uint64_t net_clock_monotonic_ns(void *arg);
+
 int net_if_create(const struct net_if_cfg *cfg, struct net_if **out);
 void net_if_destroy(struct net_if *nif);
 /* Register the input for an IP protocol (IPPROTO_TCP ...); fn NULL removes it. Packets for

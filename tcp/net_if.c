@@ -10,7 +10,7 @@
 
 #include "net_int.h"
 
-static uint64_t net_mono_ns(void *arg)
+uint64_t net_clock_monotonic_ns(void *arg)
 {
 	struct timespec ts;
 
@@ -65,14 +65,14 @@ int net_if_create(const struct net_if_cfg *cfg, struct net_if **out)
 	if (nif->cfg.arp_retries > 255)
 		nif->cfg.arp_retries = 255;
 	if (nif->cfg.clock_ns == NULL)
-		nif->cfg.clock_ns = net_mono_ns;
+		nif->cfg.clock_ns = net_clock_monotonic_ns;
 	nif->mask = rte_cpu_to_be_32(cfg->prefix_len == 32 ? 0xffffffffu
 					 : ~(0xffffffffu >> cfg->prefix_len));
 	nif->next_arp_ns = UINT64_MAX;
 	/* Start the IP ID somewhere unpredictable-ish: a restarted stack does not repeat the
 	 * IDs of its previous life to the same peer (RFC 6864 4.1 asks little of atomic
 	 * datagrams, this is cheap). */
-	nif->ip_id = (uint16_t)net_mono_ns(NULL);
+	nif->ip_id = (uint16_t)net_clock_monotonic_ns(NULL);
 	*out = nif;
 	return 0;
 }

@@ -30,15 +30,6 @@ void tcp_stack_cfg_default(struct tcp_stack_cfg *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
-static uint64_t mono_ns(void *arg)
-{
-	struct timespec ts;
-
-	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t tcp_stack_now_ns(const struct tcp_stack *s)
 {
 	return s->cfg.clock_ns(s->cfg.clock_arg);
@@ -73,7 +64,7 @@ static void cfg_resolve(struct tcp_stack_cfg *c)
 	if (!c->rto_init_ms)
 		c->rto_init_ms = 1000;
 	if (!c->clock_ns) {
-		c->clock_ns = mono_ns;
+		c->clock_ns = net_clock_monotonic_ns;
 		c->clock_arg = NULL;
 	}
 }

@@ -13,44 +13,11 @@
 #include <rte_byteorder.h>
 #include <rte_mbuf.h>
 
-#include "tcp_pair.h"
+#include "tcp_fixture.h"
 #include "tcp_segment.h"
 
 #define MS 1000000ull
 #define SEC 1000000000ull
-
-static struct tcp_pair P;
-static unsigned free_at_start;
-
-static int setup(void **state)
-{
-	(void)state;
-	free_at_start = pair_pool_free();
-	pair_init(&P, NULL, NULL, 5 * SEC);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(P.runaway, 0); /* no endless exchange at a fixed time */
-	P.filter = NULL; /* its argument lived in the test function */
-	pair_fini(&P);
-	P.filter = NULL;
-	assert_int_equal(pair_pool_free(), free_at_start); /* no mbuf leaked */
-	return 0;
-}
-
-static void established(struct pair_ep *a, struct pair_ep *b)
-{
-	pair_ep_init(a);
-	pair_ep_init(b);
-	pair_connect(&P, 4791, a, b);
-	assert_true(a->connected);
-	assert_non_null(b->c);
-	assert_int_equal(tcp_conn_state(a->c), TCP_ESTABLISHED);
-	assert_int_equal(tcp_conn_state(b->c), TCP_ESTABLISHED);
-}
 
 static void test_handshake_options(void **state)
 {
@@ -59,7 +26,7 @@ static void test_handshake_options(void **state)
 	const struct pair_seg *syn = &P.log[0], *synack = &P.log[1];
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	/* SYN, SYN-ACK, ACK and nothing else */
 	assert_int_equal(P.nlog, 3);
 	assert_int_equal(syn->flags, TCP_F_SYN);
@@ -93,7 +60,7 @@ static void test_handshake_no_options(void **state)
 	cb.no_sack = cb.no_timestamps = cb.no_wscale = true;
 	cb.nif.mtu = 1000;
 	pair_init(&P, NULL, &cb, 5 * SEC);
-	established(&a, &b);
+	pair_established(&a, &b);
 	tcp_conn_get_stats(a.c, &sa);
 	assert_false(sa.ts_ok || sa.sack_ok);
 	assert_int_equal(sa.snd_wscale, 0);
@@ -176,7 +143,7 @@ static void test_simultaneous_close(void **state)
 	struct tcp_stack_stats st;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	tcp_close(a.c);
 	tcp_close(b.c);
 	tcp_stack_flush(P.st[0]);
@@ -211,7 +178,7 @@ static void test_fin_each_way_time_wait(void **state)
 	pair_cfg_default(&ca);
 	ca.msl_ms = 1000;
 	pair_init(&P, &ca, NULL, 5 * SEC);
-	established(&a, &b);
+	pair_established(&a, &b);
 	/* A half-closes; B still sends */
 	assert_int_equal(tcp_shutdown(a.c), 0);
 	tcp_stack_flush(P.st[0]);
@@ -270,7 +237,7 @@ static void test_rst_rules(void **state)
 	unsigned nb;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	conn_view(&a, &in);
 	/* out of window: ignored silently */
 	in.flags = TCP_F_RST;
@@ -312,7 +279,7 @@ static void test_syn_in_established(void **state)
 	struct tcp_stack_stats st;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	conn_view(&a, &in);
 	in.flags = TCP_F_SYN;
 	in.seq += 5000;
@@ -336,7 +303,7 @@ static void test_paws(void **state)
 	const struct pair_seg *la;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	la = pair_last(&P, PAIR_A);
 	conn_view(&a, &in);
 	in.flags = TCP_F_ACK | TCP_F_PSH;
@@ -441,7 +408,7 @@ static void test_keepalive(void **state)
 	unsigned probes;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	P.filter = drop_b;
 	P.filter_arg = &block;
 	assert_int_equal(tcp_conn_set_keepalive(a.c, 10, 2, 3), 0);
@@ -574,7 +541,7 @@ static void test_close_discards(void **state)
 	struct tcp_conn *bc;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	bc = b.c;
 	assert_int_equal(tcp_send(a.c, &iov, 1), 10);
 	tcp_stack_flush(P.st[0]);
@@ -612,7 +579,7 @@ static void test_writable(void **state)
 	pair_cfg_default(&ca);
 	ca.snd_buf = 16384;
 	pair_init(&P, &ca, NULL, 5 * SEC);
-	established(&a, &b);
+	pair_established(&a, &b);
 	n = tcp_send(a.c, &iov, 1);
 	assert_int_equal(n, 16384);
 	assert_int_equal(tcp_conn_send_space(a.c), 0);
@@ -645,7 +612,7 @@ static void test_abort_in_recv(void **state)
 	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	P.filter = hold_first_data;
 	P.filter_arg = &seen;
 	b.abort_in_recv = true;
@@ -715,7 +682,7 @@ static void test_fin_wait_2_timeout(void **state)
 	struct pair_ep a, b;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	tcp_close(a.c);
 	tcp_stack_flush(P.st[0]);
 	pair_run(&P);
@@ -735,30 +702,26 @@ static void test_fin_wait_2_timeout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_handshake_options, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_handshake_no_options, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_simultaneous_open, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_simultaneous_close, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fin_each_way_time_wait, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rst_rules, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_syn_in_established, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_paws, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_backlog, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_syn_retries, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_host_unreachable, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_synack_loss_and_early_data, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_close_discards, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_writable, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_abort_in_recv, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_time_wait_reopen, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fin_wait_2_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handshake_options, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_handshake_no_options, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_refused, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_simultaneous_open, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_simultaneous_close, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_fin_each_way_time_wait, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rst_rules, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_syn_in_established, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_paws, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_backlog, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_keepalive, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_syn_retries, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_host_unreachable, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_synack_loss_and_early_data, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_close_discards, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_writable, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_abort_in_recv, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_time_wait_reopen, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_fin_wait_2_timeout, pair_fixture_setup, pair_fixture_teardown),
 	};
 
-	if (pair_eal_init("test_tcp_conn")) {
-		fprintf(stderr, "EAL init failed\n");
-		return 1;
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pair_run_tests("test_tcp_conn", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -15,7 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "tcp_isn.h"
-#include "tcp_pair.h"
+#include "tcp_fixture.h"
 #include "tcp_segment.h"
 #include "tcp_seq.h"
 
@@ -23,40 +23,10 @@
 #define MS 1000000ull
 #define SEC 1000000000ull
 
-static struct tcp_pair P;
-static unsigned free_at_start;
-
-static int setup(void **state)
-{
-	(void)state;
-	free_at_start = pair_pool_free();
-	pair_init(&P, NULL, NULL, 5 * SEC);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(P.runaway, 0); /* no endless exchange at a fixed time */
-	P.filter = NULL; /* its argument lived in the test function */
-	pair_fini(&P);
-	assert_int_equal(pair_pool_free(), free_at_start); /* no mbuf leaked */
-	return 0;
-}
-
 static void reinit(const struct tcp_stack_cfg *ca, const struct tcp_stack_cfg *cb, uint64_t t0)
 {
 	pair_fini(&P);
 	pair_init(&P, ca, cb, t0);
-}
-
-static void established(struct pair_ep *a, struct pair_ep *b)
-{
-	pair_ep_init(a);
-	pair_ep_init(b);
-	pair_connect(&P, 4791, a, b);
-	assert_true(a->connected);
-	assert_non_null(b->c);
 }
 
 static void test_bulk(void **state)
@@ -66,7 +36,7 @@ static void test_bulk(void **state)
 	const size_t len = 8u << 20;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	assert_int_equal(pair_bulk(&P, &a, &b, len, 60 * SEC), len);
 	assert_true(pair_check_pattern(&b, len));
 	pair_advance(&P, 5 * MS, 1 * MS); /* the last (delayed) ACK */
@@ -132,7 +102,7 @@ static void rto_case(bool ts)
 	pair_cfg_default(&c);
 	c.no_timestamps = !ts;
 	reinit(&c, &c, 5 * SEC);
-	established(&a, &b);
+	pair_established(&a, &b);
 	P.filter = drop_data;
 	P.filter_arg = &d;
 	tcp_conn_get_stats(a.c, &st);
@@ -182,7 +152,7 @@ static void test_fast_retransmit(void **state)
 	pair_cfg_default(&c);
 	c.no_sack = true; /* NewReno (RFC 6582) */
 	reinit(&c, &c, 5 * SEC);
-	established(&a, &b);
+	pair_established(&a, &b);
 	/* grow cwnd first */
 	assert_int_equal(pair_bulk(&P, &a, &b, 200000, 10 * SEC), 200000);
 	P.filter = drop_data;
@@ -207,7 +177,7 @@ static void test_sack_recovery(void **state)
 	struct tcp_stack_stats ss;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	assert_int_equal(pair_bulk(&P, &a, &b, 200000, 10 * SEC), 200000);
 	P.filter = drop_data;
 	P.filter_arg = &d;
@@ -260,7 +230,7 @@ static void test_ooo_long_range(void **state)
 	const size_t pre = 4u << 20, len = 150 * 1448;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	assert_int_equal(pair_bulk(&P, &a, &b, pre, 60 * SEC), pre); /* open cwnd */
 	pair_advance(&P, 5 * MS, 1 * MS);
 	tcp_conn_get_stats(a.c, &st);
@@ -287,7 +257,7 @@ static void test_tail_loss_probe(void **state)
 	uint64_t t0;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	P.filter = drop_data;
 	P.filter_arg = &d;
 	t0 = P.now_ns;
@@ -324,7 +294,7 @@ static void test_reorder_dup_corrupt(void **state)
 	const size_t len = 2u << 20;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	P.filter = mess;
 	assert_int_equal(pair_bulk(&P, &a, &b, len, 120 * SEC), len);
 	assert_true(pair_check_pattern(&b, len));
@@ -348,7 +318,7 @@ static void test_zero_window_persist(void **state)
 	pair_cfg_default(&cb);
 	cb.rcv_buf = 65536;
 	reinit(NULL, &cb, 5 * SEC);
-	established(&a, &b);
+	pair_established(&a, &b);
 	b.auto_recved = false;
 	send_pattern(&a, 0, len);
 	pair_advance(&P, 10 * MS, 1 * MS);
@@ -386,7 +356,7 @@ static void test_delayed_ack(void **state)
 	unsigned nb;
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	/* the first data makes B announce its full window (the SYN could not): settle that */
 	assert_int_equal(pair_bulk(&P, &a, &b, 1000, 1 * SEC), 1000);
 	pair_advance(&P, 5 * MS, 1 * MS);
@@ -435,7 +405,7 @@ static void records_case(pair_filter_fn filter, void *farg)
 	uint32_t isn_a;
 	unsigned nseg = 0;
 
-	established(&a, &b);
+	pair_established(&a, &b);
 	isn_a = P.log[0].seq;
 	tcp_conn_set_records(a.c, rec_len);
 	srand(7);
@@ -543,7 +513,7 @@ static void test_zc_after_ack(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = pair_pattern(i);
-	established(&a, &b);
+	pair_established(&a, &b);
 	P.filter = drop_data;
 	P.filter_arg = &d;
 	assert_int_equal(tcp_send_zc(a.c, iov, 2, (void *)0x1234), 0);
@@ -577,7 +547,7 @@ static void test_zc_abort(void **state)
 	struct iovec iov = {buf, sizeof(buf)};
 
 	(void)state;
-	established(&a, &b);
+	pair_established(&a, &b);
 	P.filter = drop_data;
 	P.filter_arg = &d;
 	assert_int_equal(tcp_send_zc(a.c, &iov, 1, (void *)7), 0);
@@ -753,7 +723,7 @@ static void test_random_impairments(void **state)
 		c.no_timestamps = seed % 3 == 0;
 		c.cc = seed % 2 ? TCP_CC_CUBIC : TCP_CC_NEWRENO;
 		reinit(&c, &c, 5 * SEC);
-		established(&a, &b);
+		pair_established(&a, &b);
 		rnd_state = seed;
 		P.filter = random_mess;
 		assert_int_equal(pair_bulk(&P, &a, &b, len, 600 * SEC), len);
@@ -779,7 +749,7 @@ static void test_zc_random(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = pair_pattern(i);
-	established(&a, &b);
+	pair_established(&a, &b);
 	rnd_state = 5;
 	P.filter = random_mess;
 	while ((a.nzc < 200 || b.rx_len < sizeof(buf)) && P.now_ns < 600 * SEC) {
@@ -803,30 +773,26 @@ static void test_zc_random(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_bulk, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rto_backoff_karn_ts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rto_backoff_karn_no_ts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fast_retransmit, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sack_recovery, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ooo_long_range, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tail_loss_probe, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reorder_dup_corrupt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zero_window_persist, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_delayed_ack, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_records_random, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_records_mss_sized, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zc_after_ack, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zc_abort, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_wraparound, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_many_connections, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_random_impairments, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zc_random, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bulk, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rto_backoff_karn_ts, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_rto_backoff_karn_no_ts, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_fast_retransmit, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_sack_recovery, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_ooo_long_range, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_tail_loss_probe, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_reorder_dup_corrupt, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_zero_window_persist, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_delayed_ack, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_records, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_records_random, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_records_mss_sized, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_zc_after_ack, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_zc_abort, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_wraparound, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_many_connections, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_random_impairments, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_zc_random, pair_fixture_setup, pair_fixture_teardown),
 	};
 
-	if (pair_eal_init("test_tcp_data")) {
-		fprintf(stderr, "EAL init failed\n");
-		return 1;
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pair_run_tests("test_tcp_data", tests, sizeof(tests) / sizeof(tests[0]));
 }
