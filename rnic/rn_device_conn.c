@@ -348,6 +348,7 @@ void rn_device_consumer_blocks(struct rn_device *dev)
 {
 	if (rn_device_valid(dev))
 		rn_progress_unhold(dev->eng);
+	rn_dpdk_consumer_blocks(); /* and the DPDK poll thread's hold (docs/dpdk-rdma.md G1b) */
 }
 
 void rn_device_conn_set_counted(struct rn_dev_conn *c)

@@ -73,6 +73,14 @@ void rn_dpdk_transport_stats(const struct rn_transport *t, struct rn_dpdk_tp_sta
  * port's poll thread backs off (docs/dpdk-rdma.md G1). Any other thread's recv only takes
  * what the poll thread delivered. */
 void rn_dpdk_consumer_mark(bool on);
+/* The device's progress thread drives the process-wide port while it is awake (G2): iter runs
+ * a port pass (the poll thread backs off), block hands the port back to the poll thread before
+ * the progress thread sleeps. No-ops until the port is open. */
+void rn_dpdk_engine_iter(void);
+void rn_dpdk_engine_block(void);
+/* A consumer is about to block (rn_device_consumer_blocks): the process-wide port's poll
+ * thread stops holding off for consumers now rather than when the hold runs out. */
+void rn_dpdk_consumer_blocks(void);
 
 #else /* built without DPDK: asking for it is an error that says so */
 #include <stdio.h>
@@ -80,6 +88,15 @@ void rn_dpdk_consumer_mark(bool on);
 static inline void rn_dpdk_consumer_mark(bool on)
 {
 	(void)on;
+}
+static inline void rn_dpdk_engine_iter(void)
+{
+}
+static inline void rn_dpdk_engine_block(void)
+{
+}
+static inline void rn_dpdk_consumer_blocks(void)
+{
 }
 
 static inline int rn_dpdk_default(const struct rn_transport **out, char *err, size_t errlen)

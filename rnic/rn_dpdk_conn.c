@@ -623,7 +623,7 @@ static ssize_t dp_recv(struct rn_conn *c, void *buf, size_t len)
 		/* G1: a consumer polling its CQ found nothing: run the port here rather than wait
 		 * for the poll thread, and keep the eventfd out of it (this recv takes what comes) */
 		h->defer = true;
-		rn_dpdk_port_pass_locked(h->tp->port, DP_HOLD_US);
+		rn_dpdk_port_pass_locked(h->tp->port, DP_HOLD_US, RN_DPDK_CONSUMER);
 		h->defer = false;
 		got = rx_copy(h, buf, len);
 	}

@@ -1,11 +1,11 @@
 /* A DPDK port carrying softrnic's TCP/IP engine (rn_dpdk_port.h): EAL start-up, the ethdev
- * (1 rx / 1 tx queue, its mbuf pool, offloads), the stack over it, the transmit path with
+ * (1 rx / 1 tx queue, its two mbuf pools, offloads), the stack over it, the transmit path with
  * capture, the poll pass, the poll thread (spin while busy, nap when idle) and the
  * process-wide registry that lets two opens of one configuration share the port.
  *
  * Port life: open (EAL once, hot-plug the --vdev again after an earlier close, configure,
  * start, create the stack) -> [start thread / inline polls] -> last close (stop thread,
- * destroy stack, stop + close the ethdev, unplug the vdev, free the pool). */
+ * destroy stack, stop + close the ethdev, unplug the vdev, free the pools). */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,7 +23,9 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mempool.h>
 
 #include "rn_dpdk_cfg_int.h"
 #include "rn_dpdk_pcap.h"
@@ -43,7 +45,9 @@ struct rn_dpdk_port {
 	char name[RTE_ETH_NAME_MAX_LEN];
 	bool multi_seg;                /* the port takes mbuf chains */
 	bool tx_prepare;               /* checksum offloads in use: rte_eth_tx_prepare */
-	struct rte_mempool *pool;
+	struct rte_mempool *pool;      /* receive: only the rx queue takes from it */
+	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
+	bool link_up;                  /* when the open's wait ended */
 	struct tcp_stack *stack;
 	struct rn_dpdk_pcap *pcap;
 	pthread_mutex_t lock;          /* recursive: callbacks may take it again */
@@ -52,7 +56,7 @@ struct rn_dpdk_port {
 	bool running;
 	atomic_bool stop, napping, kicked, touched;
 	atomic_int waiters;
-	_Atomic uint64_t hold_until;   /* ns: consumers drive the port until then (G) */
+	_Atomic uint64_t hold_until[RN_DPDK_DRIVERS]; /* ns: others drive the port until then */
 	rn_dpdk_pass_fn pass_fn;       /* end-of-pass hook (the transport's -ENOBUFS retry) */
 	void *pass_arg;
 	int efd;
@@ -321,23 +325,87 @@ static int port_find(const struct rn_dpdk_cfg *cfg, uint16_t *pid, char *err, si
 	return -ENODEV;
 }
 
-static int port_pool(struct rn_dpdk_port *p, char *err, size_t errlen)
+/* Data room of the port's mbufs: jumbo frames in one mbuf, with slack for PMDs that want
+ * more than the frame (af_packet's framesz includes its own header). */
+static uint16_t port_room(const struct rn_dpdk_port *p)
 {
-	char nm[RTE_MEMPOOL_NAMESIZE];
 	uint32_t room = RTE_MBUF_DEFAULT_DATAROOM;
 	uint32_t frame = (uint32_t)p->cfg.mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
 
-	/* Jumbo frames in one mbuf, with slack for PMDs that want more than the frame
-	 * (af_packet's framesz includes its own header). */
 	if (frame > room)
 		room = RTE_ALIGN_CEIL(frame + 256u, 1024u);
-	snprintf(nm, sizeof(nm), "srn_port%u_%u", p->pid, g_pool_seq++);
-	p->pool = rte_pktmbuf_pool_create(nm, p->cfg.nb_mbufs, 256, 0,
-					  (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
-					  rte_eth_dev_socket_id(p->pid));
+	return (uint16_t)(room + RTE_PKTMBUF_HEADROOM);
+}
+
+static int port_socket(const struct rn_dpdk_port *p)
+{
+	int sock = rte_eth_dev_socket_id(p->pid);
+
+	return sock < 0 ? (int)rte_socket_id() : sock;
+}
+
+static struct rte_mempool *pool_make(struct rn_dpdk_port *p, const char *kind, uint32_t n)
+{
+	char nm[RTE_MEMPOOL_NAMESIZE];
+
+	snprintf(nm, sizeof(nm), "srn_%s%u_%u", kind, p->pid, g_pool_seq++);
+	return rte_pktmbuf_pool_create(nm, n, 256, 0, port_room(p),
+				       rte_eth_dev_socket_id(p->pid)); /* -1: any socket */
+}
+
+/* The transmit pool's default: enough for RN_DPDK_TX_CONNS connections with full send
+ * buffers (snd_buf / data room mbufs each), at most RN_DPDK_TX_MBUFS_CAP, and no more than
+ * fits in what EAL's heap has left after the receive pool, keeping a reserve for the rest
+ * of EAL and the PMDs (so `-m 128` still opens, with a smaller pool). */
+#define RN_DPDK_TX_CONNS 4096u
+#define RN_DPDK_TX_MBUFS_CAP 65535u
+#define RN_DPDK_TX_MBUFS_MIN 1023u
+#define RN_DPDK_HEAP_RESERVE (16u << 20)
+
+static uint32_t tx_pool_default(const struct rn_dpdk_port *p)
+{
+	struct rte_malloc_socket_stats ms;
+	struct rte_mempool_objsz sz;
+	uint64_t snd = p->cfg.snd_buf != 0 ? p->cfg.snd_buf : 256u * 1024u;
+	uint64_t want = RN_DPDK_TX_CONNS * (snd / RTE_MBUF_DEFAULT_DATAROOM);
+	uint64_t per, freeb, reserve, fit;
+	long pg = sysconf(_SC_PAGESIZE);
+
+	if (want > RN_DPDK_TX_MBUFS_CAP)
+		want = RN_DPDK_TX_MBUFS_CAP;
+	/* element + mempool header/trailer, + the ring slot and some rounding */
+	per = rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + port_room(p), 0, &sz) + 16u;
+	/* Without hugepages a mempool object may not cross a 4 KiB page: one 2 KiB mbuf
+	 * takes a whole page (measured: 45085 mbufs did not fit in 124 MB free). */
+	if (!rte_eal_has_hugepages() && pg > 0 && per <= (uint64_t)pg)
+		per = (uint64_t)pg / ((uint64_t)pg / per);
+	if (rte_malloc_get_socket_stats(port_socket(p), &ms) != 0)
+		return (uint32_t)want;
+	freeb = ms.heap_freesz_bytes;
+	reserve = freeb / 8 > RN_DPDK_HEAP_RESERVE ? freeb / 8 : RN_DPDK_HEAP_RESERVE;
+	fit = freeb > reserve ? (freeb - reserve) / per : 0;
+	if (fit < want)
+		want = fit;
+	return want < RN_DPDK_TX_MBUFS_MIN ? RN_DPDK_TX_MBUFS_MIN : (uint32_t)want;
+}
+
+/* Two pools, so that data queued for sending (which may hold every transmit mbuf until it
+ * is acknowledged) can never keep the port from receiving those acknowledgements. */
+static int port_pool(struct rn_dpdk_port *p, char *err, size_t errlen)
+{
+	p->pool = pool_make(p, "rx", p->cfg.nb_mbufs);
 	if (p->pool == NULL) {
-		snprintf(err, errlen, "mbuf pool of %u mbufs: %s (key 'mbufs'; or give EAL more "
-			 "memory: -m in key 'eal')", p->cfg.nb_mbufs, rte_strerror(rte_errno));
+		snprintf(err, errlen, "receive mbuf pool of %u mbufs: %s (key 'mbufs'; or give EAL "
+			 "more memory: -m in key 'eal')", p->cfg.nb_mbufs, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	if (p->cfg.nb_tx_mbufs == 0)
+		p->cfg.nb_tx_mbufs = tx_pool_default(p);
+	p->tx_pool = pool_make(p, "tx", p->cfg.nb_tx_mbufs);
+	if (p->tx_pool == NULL) {
+		snprintf(err, errlen, "transmit mbuf pool of %u mbufs: %s (key 'tx_mbufs'; or give "
+			 "EAL more memory: -m in key 'eal')", p->cfg.nb_tx_mbufs,
+			 rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
 	return 0;
@@ -405,6 +473,29 @@ static int port_mtu_mac(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err
 	return 0;
 }
 
+/* memif has no link until its peer connects, af_packet follows the interface: a SYN sent
+ * before that is lost and costs the engine a 1 s RTO. Wait up to link_wait_ms, polling every
+ * millisecond (ring and pcap are up at once); still down is no error, the peer may come
+ * later (a memif server waits for its client). A PMD that cannot tell is not waited for. */
+static void port_link_wait(struct rn_dpdk_port *p)
+{
+	uint64_t end = port_now_ns() + (uint64_t)p->cfg.link_wait_ms * 1000000u;
+	struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000L };
+	struct rte_eth_link l;
+
+	for (;;) {
+		memset(&l, 0, sizeof(l));
+		if (rte_eth_link_get_nowait(p->pid, &l) != 0) {
+			p->link_up = true; /* unknown: treat as up */
+			return;
+		}
+		p->link_up = l.link_status == RTE_ETH_LINK_UP;
+		if (p->link_up || port_now_ns() >= end)
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
 static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, size_t el)
 {
 	struct rte_eth_dev_info di;
@@ -437,6 +528,7 @@ static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 	p->started = true;
 	rte_eth_promiscuous_disable(p->pid); /* not every PMD has the notion */
 	rte_eth_dev_set_link_up(p->pid);
+	port_link_wait(p);
 	return 0;
 }
 
@@ -451,7 +543,7 @@ static struct rte_mbuf *tx_linear(struct rn_dpdk_port *p, struct rte_mbuf *m)
 
 	if (m->nb_segs == 1)
 		return m;
-	c = rte_pktmbuf_alloc(p->pool);
+	c = rte_pktmbuf_alloc(p->tx_pool);
 	if (c == NULL)
 		return NULL;
 	d = rte_pktmbuf_append(c, (uint16_t)len);
@@ -524,15 +616,32 @@ static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 	return n;
 }
 
-int rn_dpdk_port_pass_locked(struct rn_dpdk_port *p, unsigned hold_us)
+int rn_dpdk_port_pass_locked(struct rn_dpdk_port *p, unsigned hold_us, enum rn_dpdk_driver who)
 {
 	uint64_t now = port_now_ns(), until = now + (uint64_t)hold_us * 1000u;
+	_Atomic uint64_t *h = &p->hold_until[who];
 
 	/* a store at most every 10 us: the poll thread reads this line on every loop */
-	if (until > atomic_load_explicit(&p->hold_until, memory_order_relaxed) + 10000u)
-		atomic_store_explicit(&p->hold_until, until, memory_order_relaxed);
+	if (until > atomic_load_explicit(h, memory_order_relaxed) + 10000u)
+		atomic_store_explicit(h, until, memory_order_relaxed);
 	p->st.ext_passes++;
 	return port_pass(p, NULL);
+}
+
+void rn_dpdk_port_release(struct rn_dpdk_port *p, enum rn_dpdk_driver who)
+{
+	if (atomic_load_explicit(&p->hold_until[who], memory_order_relaxed) == 0)
+		return;
+	atomic_store_explicit(&p->hold_until[who], 0, memory_order_relaxed);
+	for (int i = 0; i < RN_DPDK_DRIVERS; i++)
+		if (atomic_load_explicit(&p->hold_until[i], memory_order_relaxed) > port_now_ns())
+			return; /* still held by the other driver */
+	rn_dpdk_port_kick(p); /* wakes a thread sleeping out the hold */
+}
+
+bool rn_dpdk_port_held_by(struct rn_dpdk_port *p, enum rn_dpdk_driver who)
+{
+	return atomic_load_explicit(&p->hold_until[who], memory_order_relaxed) > port_now_ns();
 }
 
 int rn_dpdk_port_set_pass_hook(struct rn_dpdk_port *p, rn_dpdk_pass_fn fn, void *arg)
@@ -597,8 +706,12 @@ static void port_nap(struct rn_dpdk_port *p, uint64_t next_ns)
  * them. true when the thread slept. */
 static bool port_held(struct rn_dpdk_port *p)
 {
-	uint64_t now = port_now_ns();
-	uint64_t until = atomic_load_explicit(&p->hold_until, memory_order_relaxed);
+	uint64_t now = port_now_ns(), until = 0;
+
+	for (int i = 0; i < RN_DPDK_DRIVERS; i++) {
+		uint64_t u = atomic_load_explicit(&p->hold_until[i], memory_order_relaxed);
+		until = u > until ? u : until;
+	}
 
 	if (now >= until)
 		return false;
@@ -697,7 +810,7 @@ static int port_stack(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 	nc->prefix_len = p->cfg.prefix_len;
 	nc->gateway = p->cfg.gateway;
 	nc->mtu = p->cfg.mtu;
-	nc->pool = p->pool;
+	nc->pool = p->tx_pool;
 	nc->tx = port_tx;
 	nc->tx_arg = p;
 	sc.nif = *nc;
@@ -726,6 +839,7 @@ static void port_free(struct rn_dpdk_port *p)
 		rte_eal_hotplug_remove("vdev", p->name);
 	}
 	rte_mempool_free(p->pool);
+	rte_mempool_free(p->tx_pool);
 	rn_dpdk_pcap_close(p->pcap);
 	if (p->efd >= 0)
 		close(p->efd);
@@ -873,6 +987,7 @@ void rn_dpdk_port_get_stats(struct rn_dpdk_port *p, struct rn_dpdk_port_stats *s
 	pthread_mutex_lock(&p->lock);
 	*st = p->st;
 	st->pcap_frames = rn_dpdk_pcap_count(p->pcap);
+	st->link_up = p->link_up;
 	pthread_mutex_unlock(&p->lock);
 	if (rte_eth_stats_get(p->pid, &es) == 0) {
 		st->eth_ipackets = es.ipackets;
@@ -881,4 +996,8 @@ void rn_dpdk_port_get_stats(struct rn_dpdk_port *p, struct rn_dpdk_port_stats *s
 		st->eth_oerrors = es.oerrors;
 		st->eth_imissed = es.imissed;
 	}
+	st->rx_pool_size = p->pool->size;
+	st->rx_pool_free = rte_mempool_avail_count(p->pool);
+	st->tx_pool_size = p->tx_pool->size;
+	st->tx_pool_free = rte_mempool_avail_count(p->tx_pool);
 }

@@ -92,7 +92,14 @@ int rn_dpdk_port_poll(struct rn_dpdk_port *p, uint64_t *next_ns);
  * waiting for the poll thread; the poll thread then backs off for hold_us (sleeps, waking for
  * rn_dpdk_port_kick / stop) while such passes keep coming, so consumer and poll thread do not
  * fight for a core. Returns packets received. The lock must be held (it is recursive). */
-int rn_dpdk_port_pass_locked(struct rn_dpdk_port *p, unsigned hold_us);
+enum rn_dpdk_driver { RN_DPDK_CONSUMER, RN_DPDK_ENGINE, RN_DPDK_DRIVERS };
+int rn_dpdk_port_pass_locked(struct rn_dpdk_port *p, unsigned hold_us, enum rn_dpdk_driver who);
+/* Driver `who` that held the poll thread off is about to sleep: its hold ends now (another
+ * driver's hold stays: a progress thread that sleeps while a consumer polls must not wake the
+ * poll thread into that consumer's core). */
+void rn_dpdk_port_release(struct rn_dpdk_port *p, enum rn_dpdk_driver who);
+/* true while driver who's hold runs (any thread, no lock). */
+bool rn_dpdk_port_held_by(struct rn_dpdk_port *p, enum rn_dpdk_driver who);
 /* Called at the end of every pass (poll thread, inline or consumer pass), lock held: the
  * transport retries sends refused for want of mbufs (-ENOBUFS) there. One hook per port;
  * fn NULL removes it. -EBUSY when another arg holds it. */

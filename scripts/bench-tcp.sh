@@ -139,7 +139,7 @@ rdma_pair() {
 		>"$T/$name.srv" 2>&1 &
 	local sp=$!
 	PIDS+=("$sp")
-	sleep 2
+	sleep 3   # the server's port open waits for the memif link (link_wait_ms) before it listens
 	SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_EAL="$eal,role=client" SOFTRNIC_DPDK_IP=198.51.100.2/24 \
 		timeout -k 2 60 taskset -c "$C1" "$P" $2 -p 7471 -T 50 198.51.100.1 \
 		>"$T/$name.cli" 2>&1

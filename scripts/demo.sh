@@ -113,7 +113,7 @@ dpdk_run() { # ROLE IP, then the program and its arguments (bounded to 30 s)
 }
 start_server dpdk_run server 198.51.100.1 "$RPING" -s -a 198.51.100.1 -p 7474 -V \
   2>"$ddir/server.err"
-sleep 1   # no kernel socket to wait for: the server's port starts in about 0.3 s
+sleep 3   # no kernel socket to wait for; the server's port open waits up to 2 s for the memif link
 t0=$(now_ms)
 rc=0
 dpdk_run client 198.51.100.2 "$RPING" -c -a 198.51.100.1 -p 7474 -C "$COUNT" -S "$SIZE" -V \

@@ -161,10 +161,12 @@ int tcp_connect(struct tcp_stack *s, const struct sockaddr_in *dst, uint16_t loc
 /* Copy octets into the send queue and transmit what the windows allow. Returns octets
  * accepted (may be fewer than offered; in record mode whole records only), -EAGAIN when
  * nothing fits now (on_writable follows), -ENOTCONN before ESTABLISHED, -EPIPE after
- * tcp_shutdown or once the connection is over. */
+ * tcp_shutdown or once the connection is over, -ENOBUFS when the pool (net_if_cfg.pool) has
+ * no mbuf for the copy now (nothing taken; retry after a poll: acknowledgements free some). */
 ssize_t tcp_send(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt);
 /* Zero-copy: segments reference iov's memory until acknowledged, then on_zc_done(cookie).
- * All or nothing: 0, -EAGAIN (not enough send space), other errors as tcp_send. The memory
+ * All or nothing: 0, -EAGAIN (not enough send space), -ENOBUFS (no mbuf in the pool now),
+ * other errors as tcp_send. The memory
  * must stay valid and unchanged until on_zc_done. */
 int tcp_send_zc(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, void *cookie);
 /* Record mode (for MPA): from now on every octet sent belongs to a record whose total length
@@ -177,7 +179,8 @@ void tcp_conn_set_records(struct tcp_conn *c, tcp_rec_len_fn rec_len);
 void tcp_conn_recved(struct tcp_conn *c, uint32_t len);
 
 /* ---- close ---------------------------------------------------------------------------------- */
-/* FIN after everything queued; receiving goes on. -ENOTCONN when not connected. */
+/* FIN after everything queued; receiving goes on. -ENOTCONN when not connected, -ENOBUFS
+ * when the pool has no mbuf for the FIN now (retry after a poll). */
 int tcp_shutdown(struct tcp_conn *c);
 /* Orderly close: queued data still goes out, then FIN. Callbacks keep coming (on_zc_done,
  * on_recv is discarded and freed by the engine) until on_closed. */

@@ -180,7 +180,10 @@ zc:
 	}
 	if ((c->flags & TCPF_FINISH) && c->zc_outstanding == 0) {
 		c->flags &= ~TCPF_FINISH;
-		if (tcp_conn_user_alive(c) && c->ops->on_closed)
+		/* Owed even when the engine released the TCB meanwhile (a RST or a re-opening SYN
+		 * in TIME_WAIT, in the same burst as the FIN that entered it): only tcp_abort
+		 * and a delivered on_closed end the user's claim to it. */
+		if (c->ops && !(c->flags & (TCPF_USER_GONE | TCPF_ABORTED)) && c->ops->on_closed)
 			c->ops->on_closed(c->arg, c, c->close_err);
 		c->flags |= TCPF_USER_GONE;
 		if (c->state == TCP_CLOSED && !(c->flags & TCPF_DEAD))

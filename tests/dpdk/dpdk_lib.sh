@@ -39,3 +39,11 @@ dpdk_skip_if_no_eal() { # FILE
 		exit 77
 	fi
 }
+
+# dpdk_head_start: give a just-started server time to open its port and listen. There is no
+# kernel socket to wait for (ss), and a client whose SYN reaches a port that is up but not yet
+# listening gets a RST (REJECTED), as from a kernel. Opening a port with the transmit pool
+# sized at open (2026-11-22) takes over a second under --no-huge on this machine.
+dpdk_head_start() {
+	sleep "${DPDK_HEAD_START:-3}"
+}

@@ -16,7 +16,7 @@ B=198.51.100.2
 start_server timeout "$PROG_TIMEOUT" env "$(dpdk_eal server "$(memif_vdev server)")" \
 	SOFTRNIC_DPDK_IP=$A/24 rping -s -a $A -p $PORT -C 50 -V >"$DPDK_DIR/server.out" \
 	2>"$DPDK_DIR/server.err"
-sleep 1.5
+dpdk_head_start
 dpdk_skip_if_no_eal "$DPDK_DIR/server.err"
 timeout "$PROG_TIMEOUT" env "$(dpdk_eal client "$(memif_vdev client)")" SOFTRNIC_DPDK_IP=$B/24 \
 	rping -c -a $A -p $PORT -C 50 -V -v >"$DPDK_DIR/client.out" 2>"$DPDK_DIR/client.err"

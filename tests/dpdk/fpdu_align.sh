@@ -23,7 +23,7 @@ for t in read write; do
 		"$(dpdk_eal server "$(memif_vdev server)")" SOFTRNIC_DPDK_IP=$A/24 \
 		SOFTRNIC_DPDK_PCAP="$DPDK_DIR/$t.pcap" \
 		"$PERF" -p "$PORT" -T 20 -y -b $A >/dev/null 2>"$DPDK_DIR/server.err"
-	sleep 1
+	dpdk_head_start
 	dpdk_skip_if_no_eal "$DPDK_DIR/server.err"
 	timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk \
 		"$(dpdk_eal client "$(memif_vdev client)")" SOFTRNIC_DPDK_IP=$B/24 \

@@ -31,7 +31,7 @@ run() { # test lat(0|1) size iters
 	start_server timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk \
 		"$(dpdk_eal server "$(memif_vdev server)")" SOFTRNIC_DPDK_IP=$A/24 \
 		"$PERF" -p "$PORT" -T 20 -y -b $A >/dev/null 2>"$DPDK_DIR/server.err"
-	sleep 1
+	dpdk_head_start
 	dpdk_skip_if_no_eal "$DPDK_DIR/server.err"
 	# shellcheck disable=SC2086
 	out=$(timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk \

@@ -46,7 +46,7 @@ server() { # extra rping options
 	start_server timeout "$PROG_TIMEOUT" ip netns exec "$NS_A" env SOFTRNIC_TRANSPORT=dpdk \
 		"$(dpdk_eal server "net_af_packet0,iface=veth-a,qdisc_bypass=1")" \
 		SOFTRNIC_DPDK_IP=$A/24 "$RPING" -s -a $A -p "$PORT" -V "$@" 2>"$DPDK_DIR/server.err"
-	sleep 1.5 # EAL start and listen: af_packet's link is up at once, a SYN would find no one
+	dpdk_head_start # EAL start and listen: af_packet's link is up at once, a SYN would find no one
 	dpdk_skip_if_no_eal "$DPDK_DIR/server.err"
 }
 

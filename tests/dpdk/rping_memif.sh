@@ -22,7 +22,7 @@ run() { # count, then extra options for the client
 		"$RPING" -s -a $A -p "$PORT" -V 2>"$DPDK_DIR/server.err"
 	# The client's memif link comes up once the server's port runs and its SYN waits for
 	# the link: a short head start for the server's listen is all that is needed.
-	sleep 1
+	dpdk_head_start
 	dpdk_skip_if_no_eal "$DPDK_DIR/server.err"
 	out=$(timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk \
 		"$(dpdk_eal client "$(memif_vdev client)")" SOFTRNIC_DPDK_IP=$B/24 \

@@ -166,6 +166,37 @@ static void test_simultaneous_close(void **state)
 	pair_ep_fini(&b);
 }
 
+/* The FIN that enters TIME_WAIT and a RST right behind it in the same burst: the RST ends
+ * TIME_WAIT at once (RFC 9293 3.10.7.4), and the on_closed(0) the FIN made due still comes. */
+static void test_time_wait_rst_same_burst(void **state)
+{
+	struct pair_ep a, b;
+	struct sockaddr_in la, lb;
+	const struct pair_seg *fin;
+	struct pair_inj rst = { .flags = TCP_F_RST };
+
+	(void)state;
+	pair_established(&a, &b);
+	assert_int_equal(tcp_shutdown(a.c), 0);
+	tcp_stack_flush(P.st[0]);
+	pair_run(&P);
+	assert_int_equal(tcp_conn_state(a.c), TCP_FIN_WAIT_2);
+	tcp_conn_addrs(a.c, &la, NULL);
+	tcp_conn_addrs(b.c, &lb, NULL);
+	tcp_close(b.c);
+	tcp_stack_flush(P.st[1]);   /* B's FIN waits in A's queue */
+	fin = pair_last(&P, PAIR_B);
+	assert_non_null(fin);
+	assert_true(fin->flags & TCP_F_FIN);
+	rst.sport = ntohs(lb.sin_port);
+	rst.dport = ntohs(la.sin_port);
+	rst.seq = fin->seq + fin->len + 1;   /* RCV.NXT once the FIN is in */
+	assert_int_equal(pair_inject(&P, PAIR_A, &rst), 0);
+	pair_run(&P);
+	assert_true(a.closed);
+	assert_int_equal(a.close_err, 0);
+}
+
 static void test_fin_each_way_time_wait(void **state)
 {
 	struct tcp_stack_cfg ca;
@@ -708,6 +739,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_simultaneous_open, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_simultaneous_close, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fin_each_way_time_wait, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_time_wait_rst_same_burst, pair_fixture_setup,
+						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rst_rules, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_syn_in_established, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_paws, pair_fixture_setup, pair_fixture_teardown),

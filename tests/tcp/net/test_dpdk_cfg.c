@@ -42,6 +42,8 @@ static void test_good(void **state)
 		"spin_us = 0\n"
 		"nap_us = 100\n"
 		"mbufs = 4095\n"
+		"tx_mbufs = 64k\n"
+		"link_wait_ms = 0\n"
 		"\n";
 
 	(void)state;
@@ -61,6 +63,8 @@ static void test_good(void **state)
 	assert_int_equal(c.spin_us, 0);
 	assert_int_equal(c.nap_us, 100);
 	assert_int_equal(c.nb_mbufs, 4095);
+	assert_int_equal(c.nb_tx_mbufs, 65536);
+	assert_int_equal(c.link_wait_ms, 0);
 }
 
 static void test_defaults_and_netmask(void **state)
@@ -75,6 +79,8 @@ static void test_defaults_and_netmask(void **state)
 	assert_int_equal(c.mtu, 1500);
 	assert_int_equal(c.spin_us, 200);
 	assert_int_equal(c.nap_us, 50);
+	assert_int_equal(c.nb_tx_mbufs, 0); /* sized at open */
+	assert_int_equal(c.link_wait_ms, 2000);
 	assert_int_equal(c.cc, TCP_CC_NEWRENO);
 	assert_false(c.mac_set);
 	assert_int_equal(c.gateway, 0);
@@ -105,6 +111,8 @@ static void test_bad(void **state)
 		{ "ip = 198.51.100.1/24\nrcvbuf = 99999999999", "'rcvbuf'" },
 		{ "ip = 198.51.100.1/24\nnap_us = 0", "'nap_us'" },
 		{ "ip = 198.51.100.1/24\nmbufs = 10", "'mbufs'" },
+		{ "ip = 198.51.100.1/24\ntx_mbufs = 10", "'tx_mbufs'" },
+		{ "ip = 198.51.100.1/24\nlink_wait_ms = 60001", "'link_wait_ms'" },
 		{ "ip = 198.51.100.1/24\nport =", "'port'" },
 		{ "ip = 198.51.100.1/24\ncolour = blue", "unknown key 'colour'" },
 		{ "ip = 198.51.100.1/24\njust words", "line 2" },

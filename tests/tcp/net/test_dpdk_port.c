@@ -231,6 +231,86 @@ static void test_thread(void **state)
 	rn_dpdk_port_close(p);
 }
 
+/* An ARP request from 198.51.100.9 for our address, as a pcap file for net_pcap's rx. */
+static void write_arp_pcap(const char *path)
+{
+	static const uint8_t f[42] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0x0c, 0x09, 0x08, 0x06,
+		0, 1, 0x08, 0, 6, 4, 0, 1, 0x02, 0, 0, 0, 0x0c, 0x09, 198, 51, 100, 9,
+		0, 0, 0, 0, 0, 0, 198, 51, 100, 1,
+	};
+	struct pcap_pkthdr h = { .caplen = sizeof(f), .len = sizeof(f) };
+	pcap_t *pd = pcap_open_dead(DLT_EN10MB, 65535);
+	pcap_dumper_t *d = pcap_dump_open(pd, path);
+
+	assert_non_null(d);
+	pcap_dump((u_char *)d, &h, f);
+	pcap_dump_close(d);
+	pcap_close(pd);
+}
+
+/* Receive has its own pool: with every transmit mbuf taken (as by send queues waiting for
+ * acknowledgements), a frame still arrives and is counted. net_pcap allocates each received
+ * frame from the rx queue's pool (net_ring would only pass mbuf pointers along), so with one
+ * shared pool this frame would be lost. Also: a tx_mbufs that does not fit is refused naming
+ * the key, the default tx pool fits the memory, and an open does not wait for a port whose
+ * link is up at once. */
+static void test_rx_pool_when_tx_exhausted(void **state)
+{
+	char in[64], out[64], err[512], text[512];
+	struct rn_dpdk_port_stats st;
+	struct rte_mempool *tx;
+	struct rn_dpdk_port *p;
+	struct rn_dpdk_cfg c;
+	struct rte_mbuf **held;
+	struct timespec t0, t1;
+	unsigned nheld = 0;
+	int n = 0;
+
+	(void)state;
+	snprintf(in, sizeof(in), "/tmp/srn-port-in-%d.pcap", (int)getpid());
+	snprintf(out, sizeof(out), "/tmp/srn-port-out-%d.pcap", (int)getpid());
+	write_arp_pcap(in);
+	snprintf(text, sizeof(text), "eal = --no-huge -m 128 --vdev=net_pcap0,rx_pcap=%s,"
+		 "tx_pcap=%s\nport = net_pcap0\nip = 198.51.100.1/24\nmbufs = 2047\n"
+		 "tx_mbufs = 1048575\n", in, out);
+	assert_int_equal(rn_dpdk_cfg_parse(&c, text, err, sizeof(err)), 0);
+	assert_int_equal(rn_dpdk_port_open(&c, &p, err, sizeof(err)), -ENOMEM);
+	assert_non_null(strstr(err, "tx_mbufs"));
+	c.nb_tx_mbufs = 0; /* the default: sized to what EAL has left */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (rn_dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 1); /* link_wait_ms is 2000: not waited for */
+	rn_dpdk_port_get_stats(p, &st);
+	assert_true(st.link_up);
+	assert_int_equal(st.rx_pool_size, 2047);
+	assert_true(st.tx_pool_size >= 1023 && st.tx_pool_size <= 65535);
+	print_message("default pools at -m 128: rx %lu, tx %lu mbufs\n",
+		      (unsigned long)st.rx_pool_size, (unsigned long)st.tx_pool_size);
+	tx = net_if_pool(tcp_stack_netif(rn_dpdk_port_stack(p)));
+	held = calloc(st.tx_pool_size, sizeof(*held));
+	assert_non_null(held);
+	while (nheld < st.tx_pool_size && (held[nheld] = rte_pktmbuf_alloc(tx)) != NULL)
+		nheld++;
+	assert_int_equal(nheld, st.tx_pool_size);
+	assert_null(rte_pktmbuf_alloc(tx));
+	for (int i = 0; i < 100 && n == 0; i++)
+		n = rn_dpdk_port_poll(p, NULL);
+	assert_int_equal(n, 1);
+	rn_dpdk_port_get_stats(p, &st);
+	assert_int_equal(st.rx_pkts, 1);
+	assert_int_equal(st.tx_pool_free, 0);
+	assert_true(st.rx_pool_free > 0);
+	while (nheld > 0)
+		rte_pktmbuf_free(held[--nheld]);
+	free(held);
+	rn_dpdk_port_close(p);
+	unlink(in);
+	unlink(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_inline_and_capture),
 		cmocka_unit_test(test_thread),
+		cmocka_unit_test(test_rx_pool_when_tx_exhausted),
 	};
 
 	snprintf(pcap_path, sizeof(pcap_path), "/tmp/srn-port-%d.pcap", (int)getpid());
