@@ -4,6 +4,10 @@
 #   scripts/interop.sh ci [BUILD_DIR]              short check (tests/interop/siw_rping.sh)
 #   scripts/interop.sh matrix [BUILD_DIR [OUT]]    the full rping matrix of docs/interop.md
 #   scripts/interop.sh perftest DROPIN_BUILD_DIR [OUT]   Debian perftest on the drop-in libs
+#   scripts/interop.sh dpdk [DROPIN_BUILD_DIR [OUT]]     softrnic on DPDK (net_af_packet on the
+#                       guests' bridge) with Debian rping on the drop-in libs against siw
+#                       (tests/interop/siw_dpdk.sh; IA_DPDK_VARIANT=crc, IA_DPDK_PERF=1 adds
+#                       perftest both ways)
 #
 # matrix boots four guests: g1 stock siw, g2 crc (mpa_crc_required), g3 p2p (peer_to_peer),
 # g4 stock with a rebuilt siw.ko whose mpa_version is 1 (siw's tunables are const globals
@@ -20,8 +24,9 @@ mode=${1:-}
 case $mode in
 ci) shift; exec "$ROOT/tests/interop/siw_rping.sh" "$@" ;;
 perftest) shift; exec "$ROOT/tests/interop/perftest.sh" "$@" ;;
+dpdk) shift; exec "$ROOT/tests/interop/siw_dpdk.sh" "$@" ;;
 matrix) shift ;;
-*) echo "usage: $0 ci [BUILD_DIR] | matrix [BUILD_DIR [OUT]] | perftest DROPIN_BUILD_DIR [OUT]" >&2; exit 2 ;;
+*) echo "usage: $0 ci [BUILD_DIR] | matrix [BUILD_DIR [OUT]] | perftest DROPIN_BUILD_DIR [OUT] | dpdk [DROPIN_BUILD_DIR [OUT]]" >&2; exit 2 ;;
 esac
 BUILD=$(readlink -f "${1:-$ROOT/build}")
 OUT=${2:-$BUILD/interop-matrix}

@@ -83,7 +83,8 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
   fi
 fi
 
-# Interop with the real Linux siw driver in a QEMU guest (docs/interop.md); exit 77 = skipped
+# Interop with the real Linux siw driver in a QEMU guest (docs/interop.md), over kernel TCP and
+# over softrnic's TCP engine on DPDK (af_packet on the guests' bridge); exit 77 = skipped
 # where QEMU cannot run. INTEROP=0 leaves it out.
 if [ "${INTEROP:-1}" != 0 ]; then
   echo "== interop with Linux siw (tests/interop/siw_rping.sh)"
@@ -92,6 +93,13 @@ if [ "${INTEROP:-1}" != 0 ]; then
     0) passed=$((passed + 1)) ;;
     77) echo "interop: skipped" ;;
     *) failed=$((failed + 1)); failures+=("interop: siw rping (see build/interop-ci)") ;;
+  esac
+  echo "== interop with Linux siw over softrnic's TCP on DPDK (tests/interop/siw_dpdk.sh)"
+  tests/interop/siw_dpdk.sh build; rc=$?
+  case $rc in
+    0) passed=$((passed + 1)) ;;
+    77) echo "interop over DPDK: skipped" ;;
+    *) failed=$((failed + 1)); failures+=("interop: siw rping over DPDK (see build/interop-dpdk)") ;;
   esac
 fi
 
