@@ -720,10 +720,19 @@ static bool port_held(struct rn_dpdk_port *p)
 	return true;
 }
 
+/* An iteration that took this much longer than its own naps: the thread was off its core,
+ * which another thread keeps busy without calling us - an application spinning on memory for
+ * an RDMA Write to land (the ib_write_lat pattern; the kernel-socket engine's rule D7b in
+ * docs/rnic-decisions.md). Spinning then only makes each packet wait for the spinner's time
+ * slice, so for PORT_NOSPIN_NS the thread naps after every idle pass: the wake-up from a nap
+ * preempts the spinner. */
+#define PORT_STALL_NS 300000ull
+#define PORT_NOSPIN_NS 50000000ull
+
 static void *port_thread(void *arg)
 {
 	struct rn_dpdk_port *p = arg;
-	uint64_t idle_since = port_now_ns(), next = 0, now;
+	uint64_t idle_since = port_now_ns(), next = 0, now, t0, slept, nospin_until = 0;
 	bool reg = rte_thread_register() == 0; /* an lcore id: mempool caches work */
 	int n;
 
@@ -732,19 +741,29 @@ static void *port_thread(void *arg)
 			idle_since = port_now_ns(); /* spin a while after a hold, as after traffic */
 			continue;
 		}
+		t0 = port_now_ns();
+		slept = 0;
 		pthread_mutex_lock(&p->lock);
 		n = port_pass(p, &next);
 		pthread_mutex_unlock(&p->lock);
 		now = port_now_ns();
 		/* Packets, or another thread's API calls, keep the thread spinning. */
 		if (n > 0 || atomic_exchange(&p->touched, false) ||
-		    atomic_exchange(&p->kicked, false))
+		    atomic_exchange(&p->kicked, false)) {
 			idle_since = now;
-		else if (now - idle_since >= (uint64_t)p->cfg.spin_us * 1000u)
+		} else if (now < nospin_until ||
+			   now - idle_since >= (uint64_t)p->cfg.spin_us * 1000u) {
 			port_nap(p, next);
+			slept = port_now_ns() - now;
+		}
 		/* A spinning holder starves lock waiters (mutexes are not fair). */
 		if (atomic_load(&p->waiters) > 0)
 			sched_yield();
+		now = port_now_ns();
+		if (now - t0 - slept > PORT_STALL_NS && now >= nospin_until) {
+			nospin_until = now + PORT_NOSPIN_NS;
+			p->st.nospins++;
+		}
 	}
 	if (reg)
 		rte_thread_unregister();

@@ -87,7 +87,7 @@ void rn_dpdk_port_kick(struct rn_dpdk_port *p);
  * thread runs. */
 int rn_dpdk_port_poll(struct rn_dpdk_port *p, uint64_t *next_ns);
 
-/* Consumer-driven mode (thread mode, helper G): a thread that already holds the port lock and
+/* Consumer-driven mode (thread mode): a thread that already holds the port lock and
  * found nothing to do (a transport recv with its queue empty) runs one pass itself instead of
  * waiting for the poll thread; the poll thread then backs off for hold_us (sleeps, waking for
  * rn_dpdk_port_kick / stop) while such passes keep coming, so consumer and poll thread do not
@@ -110,6 +110,7 @@ struct rn_dpdk_port_stats {
 	uint64_t rx_bursts, rx_pkts, rx_bytes, tx_pkts, tx_bytes, tx_full_drops;
 	uint64_t polls, naps, pcap_frames;
 	uint64_t ext_passes, holds;      /* consumer passes; poll thread hold sleeps */
+	uint64_t nospins;                /* spin windows turned off by a stalled iteration */
 	/* rte_eth_stats of the port */
 	uint64_t eth_ipackets, eth_opackets, eth_ierrors, eth_oerrors, eth_imissed;
 	/* the two pools: size and mbufs free now (cached ones count as free) */

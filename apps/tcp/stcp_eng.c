@@ -228,7 +228,7 @@ void eng_app_fini(struct eng_app *a)
 	for (uint32_t i = 0; a->cx && i < a->o.conns; i++) {
 		echo_release(&a->cx[i]);
 		free(a->cx[i].echo);
-		free(a->cx[i].zc_mem);  /* the port (and with it the engine) is closed by now */
+		free(a->cx[i].zc_mem);  /* nothing polls the engine any more: never read again */
 		stcp_sess_fini(&a->cx[i].s);
 	}
 	free(a->cx);
