@@ -126,8 +126,8 @@ if [ "$rc" = 0 ] && [ "$src" = 0 ]; then
   dpdk_ok=1
   echo "moved over memif: $COUNT RDMA Reads + $COUNT RDMA Writes of $SIZE bytes;" \
        "$COUNT/$COUNT pings verified; $((t1 - t0)) ms including EAL start and connection setup"
-elif grep -q 'EAL' "$ddir/server.err" "$ddir/client.err" 2>/dev/null &&
-     grep -q 'DPDK transport unavailable' "$ddir/server.err" "$ddir/client.err" 2>/dev/null; then
+elif grep -Eq 'DPDK EAL could not start|DPDK needs hugepages|built without DPDK' \
+     "$ddir/server.err" "$ddir/client.err" 2>/dev/null; then
   dpdk_ok=1
   dpdk_note=" (DPDK could not start here: step 5 skipped)"
   echo "skipped: DPDK cannot start on this machine:"; cat "$ddir/client.err"

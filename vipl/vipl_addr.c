@@ -1,13 +1,20 @@
-/* VIP_NET_ADDRESS handling (docs/vipl.md V2): the 6-octet host address is an IPv4 address and
- * the NIC's TCP port, network order; the local one comes from SOFTRNIC_VIPL_ADDR=ip[:port] or
- * the first non-loopback IPv4 address, port 7447 + unit. */
+/* VIP_NET_ADDRESS handling (docs/vipl.md V2, V14): the 6-octet host address is an IPv4 address
+ * and the NIC's TCP port, network order; the local one comes from SOFTRNIC_VIPL_ADDR=ip[:port],
+ * else the NIC's own address: the DPDK port's IPv4 address when librdmacm carries connections
+ * over softrnic's DPDK transport (rn_dpdk_wanted), otherwise the first non-loopback IPv4
+ * address of the kernel's interfaces; port 7447 + unit. */
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "rn_dpdk.h"
 
 #define VIPL_DEFAULT_PORT 7447
 
@@ -28,6 +35,64 @@ static int first_ipv4(struct in_addr *out)
 	return 0;
 }
 
+/* The DPDK port's IPv4 address. The port is opened here (rn_dpdk_default: EAL start on first
+ * use) so that a configuration DPDK cannot run fails VipOpenNic with the transport's message
+ * (printed once on stderr by rn_dpdk.c) instead of every later connect. The address is the
+ * configuration's (the same environment the port was opened from), checked against the open
+ * port. -1 when DPDK cannot run. */
+static int dpdk_ipv4(struct in_addr *out)
+{
+	char err[256] = "";
+	int rc = rn_dpdk_default(NULL, err, sizeof(err));
+	if (rc != 0) {
+#ifndef SOFTRNIC_HAVE_DPDK /* rn_dpdk.c, which prints the error, is not built */
+		fprintf(stderr, "softrnic VIPL: DPDK transport unavailable: %s\n", err);
+#endif
+		return -1;
+	}
+#ifdef SOFTRNIC_HAVE_DPDK
+	struct rn_dpdk_cfg cfg;
+	if (rn_dpdk_cfg_from_env(&cfg, err, sizeof(err)) != 0)
+		return -1;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = cfg.ip };
+	if (cfg.ip == htonl(INADDR_ANY) ||
+	    rn_dpdk_default_check_local((const struct sockaddr *)&sin) != 0)
+		return -1;
+	out->s_addr = cfg.ip;
+	return 0;
+#else
+	(void)out;
+	return -1;
+#endif
+}
+
+/* The NIC's own IPv4 address when none is configured. */
+static int default_ipv4(struct in_addr *out)
+{
+	return rn_dpdk_wanted() ? dpdk_ipv4(out) : first_ipv4(out);
+}
+
+/* Over DPDK only the port's address can carry connections: SOFTRNIC_VIPL_ADDR naming another
+ * one is a configuration error, said at VipOpenNic (the wildcard means the port's address). */
+static int check_configured(struct in_addr *a)
+{
+	struct in_addr port;
+	char want[INET_ADDRSTRLEN], got[INET_ADDRSTRLEN];
+	if (!rn_dpdk_wanted())
+		return 0;
+	if (dpdk_ipv4(&port) != 0)
+		return -1;
+	if (a->s_addr == htonl(INADDR_ANY))
+		*a = port;
+	if (a->s_addr == port.s_addr)
+		return 0;
+	inet_ntop(AF_INET, a, got, sizeof(got));
+	inet_ntop(AF_INET, &port, want, sizeof(want));
+	fprintf(stderr, "softrnic VIPL: SOFTRNIC_VIPL_ADDR %s is not the DPDK port's address %s "
+		"(SOFTRNIC_DPDK_IP): leave the IP out or use %s\n", got, want, want);
+	return -1;
+}
+
 /* ip[:port] from the environment; unit is added to the default port only. */
 int vipl_addr_local(unsigned unit, struct sockaddr_in *sin)
 {
@@ -38,7 +103,7 @@ int vipl_addr_local(unsigned unit, struct sockaddr_in *sin)
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons((uint16_t)(VIPL_DEFAULT_PORT + unit));
 	if (env == NULL || *env == '\0')
-		return first_ipv4(&sin->sin_addr);
+		return default_ipv4(&sin->sin_addr);
 	if (strlen(env) >= sizeof(buf))
 		return -1;
 	strcpy(buf, env);
@@ -52,8 +117,25 @@ int vipl_addr_local(unsigned unit, struct sockaddr_in *sin)
 		sin->sin_port = htons((uint16_t)(p + unit));
 	}
 	if (buf[0] == '\0')
-		return first_ipv4(&sin->sin_addr);
-	return inet_pton(AF_INET, buf, &sin->sin_addr) == 1 ? 0 : -1;
+		return default_ipv4(&sin->sin_addr);
+	if (inet_pton(AF_INET, buf, &sin->sin_addr) != 1)
+		return -1;
+	return check_configured(&sin->sin_addr);
+}
+
+/* The name service's rule for the DPDK transport (docs/vipl.md V14): this host's own name
+ * (gethostname, or its first label) stands for the NIC, whose address the kernel's resolver
+ * does not know. False on kernel sockets: the resolver answers there. */
+bool vipl_addr_own_name(const char *name)
+{
+	char host[256];
+	if (!rn_dpdk_wanted() || name == NULL || gethostname(host, sizeof(host)) != 0)
+		return false;
+	host[sizeof(host) - 1] = '\0';
+	if (strcasecmp(name, host) == 0)
+		return true;
+	size_t n = strcspn(host, ".");
+	return host[n] == '.' && strlen(name) == n && strncasecmp(name, host, n) == 0;
 }
 
 /* A caller's address: host part of our length (or none, when !need_host), discriminator of at

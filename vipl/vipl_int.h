@@ -318,6 +318,8 @@ int vipl_pdata_decode(const void *buf, size_t len, struct vipl_pdata *p);
 int vipl_addr_local(unsigned unit, struct sockaddr_in *sin);
 int vipl_addr_check(const VIP_NET_ADDRESS *a, bool need_host);
 void vipl_addr_sin(const uint8_t *host, struct sockaddr_in *sin);
+/* true when name is this host's own name and the NIC is the DPDK port (V14) */
+bool vipl_addr_own_name(const char *name);
 int vipl_disc_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl);
 
 #endif

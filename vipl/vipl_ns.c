@@ -2,7 +2,8 @@
  * system resolver. VipNSInit is optional (the other calls work without it, as legacy code
  * assumes). GetHostByName writes only HostAddressLen and the host octets: callers may have set
  * DiscriminatorLen before the call. "name:port" gives a port; otherwise the local NIC's port
- * (every NIC of a cluster uses the same default, V2). */
+ * (every NIC of a cluster uses the same default, V2). Over the DPDK transport this host's own
+ * name is the DPDK port's address, which the resolver does not know (V14). */
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 VIPL_EXPORT VIP_RETURN VipNSInit(VIP_NIC_HANDLE NicHandle, VIP_PVOID NSInitInfo)
 {
@@ -56,6 +58,15 @@ VIPL_EXPORT VIP_RETURN VipNSGetHostByName(VIP_NIC_HANDLE NicHandle, VIP_CHAR *Na
 		*colon = '\0';
 		port = htons((uint16_t)p);
 	}
+	if (vipl_addr_own_name(host)) { /* the DPDK port: the resolver does not know it (V14) */
+		rc = NameIndex == 0 ? VIP_SUCCESS : VIP_ERROR_NAMESERVICE;
+		if (rc == VIP_SUCCESS) {
+			Address->HostAddressLen = VIPL_ADDR_LEN;
+			memcpy(Address->HostAddress, nic->addr, 4);
+			memcpy(Address->HostAddress + 4, &port, 2);
+		}
+		goto out;
+	}
 	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
 	if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL) {
 		rc = VIP_ERROR_NAMESERVICE;
@@ -80,6 +91,16 @@ out:
 	return rc;
 }
 
+/* The reverse of V14: over DPDK the NIC's own IPv4 address (any port) is this host's name,
+ * which the resolver cannot find from the port's address. -1 otherwise. */
+static int own_addr_name(const struct vipl_nic *nic, const uint8_t *host, char *name, size_t len)
+{
+	if (memcmp(host, nic->addr, 4) != 0 || gethostname(name, len) != 0)
+		return -1;
+	name[len - 1] = '\0';
+	return vipl_addr_own_name(name) ? 0 : -1;
+}
+
 /* NameLen: in, the buffer size; out, the name's length with its NUL (also when it does not
  * fit: VIP_ERROR_RESOURCE, nothing written). */
 VIPL_EXPORT VIP_RETURN VipNSGetHostByAddr(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *Address,
@@ -91,12 +112,14 @@ VIPL_EXPORT VIP_RETURN VipNSGetHostByAddr(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDR
 	if (nic == NULL || Address == NULL || Name == NULL || NameLen == NULL ||
 	    Address->HostAddressLen != VIPL_ADDR_LEN)
 		goto out;
-	struct sockaddr_in sin;
-	vipl_addr_sin(Address->HostAddress, &sin);
-	if (getnameinfo((struct sockaddr *)&sin, sizeof(sin), host, sizeof(host), NULL, 0,
-			NI_NAMEREQD) != 0) {
-		rc = VIP_ERROR_NAMESERVICE;
-		goto out;
+	if (own_addr_name(nic, Address->HostAddress, host, sizeof(host)) != 0) {
+		struct sockaddr_in sin;
+		vipl_addr_sin(Address->HostAddress, &sin);
+		if (getnameinfo((struct sockaddr *)&sin, sizeof(sin), host, sizeof(host), NULL, 0,
+				NI_NAMEREQD) != 0) {
+			rc = VIP_ERROR_NAMESERVICE;
+			goto out;
+		}
 	}
 	size_t n = strlen(host) + 1;
 	if (n > *NameLen) {

@@ -5,7 +5,8 @@
 #                             cores; rn_dpdk_port.c restores the thread's CPU set after EAL
 #                             start, so nothing is pinned), the vdev
 #   memif_vdev ROLE           the net_memif vdev of this test's link (socket in DPDK_DIR)
-#   dpdk_skip_if_no_eal FILE  exit 77 when FILE (a program's stderr) says EAL cannot start
+#   dpdk_skip_if_no_eal FILE  exit 77 when FILE (a program's stderr) says EAL itself cannot
+#                             start (any other port error is a failure)
 # Run a program over DPDK with:
 #   env SOFTRNIC_TRANSPORT=dpdk "$(dpdk_eal server "$(memif_vdev server)")" \
 #       SOFTRNIC_DPDK_IP=198.51.100.1/24 PROGRAM ...
@@ -32,8 +33,9 @@ memif_vdev() { # ROLE
 }
 
 dpdk_skip_if_no_eal() { # FILE
-	if grep -q 'DPDK transport unavailable' "$1" 2>/dev/null &&
-		grep -qi 'EAL' "$1" 2>/dev/null; then
+	# Only EAL itself failing is a skip: any other port error (memory, a vdev) is a failure.
+	if grep -Eq 'DPDK EAL could not start|DPDK needs hugepages|built without DPDK' "$1" \
+		2>/dev/null; then
 		cat "$1" >&2
 		echo "${TEST_NAME:-test}: SKIP: DPDK cannot start here" >&2
 		exit 77

@@ -1,9 +1,13 @@
 /* vipl_accept: driver and peer of the VIPL acceptance tests.
- *   vipl_accept [--ip-a IP --ip-b IP] [--ns-a NS --ns-b NS] SCENARIO...   (driver)
+ *   vipl_accept [--ip-a IP --ip-b IP] [--ns-a NS --ns-b NS] [--env-a K=V]... [--env-b K=V]...
+ *               [--delay-b MS] SCENARIO...   (driver)
  *   vipl_accept --list
  *   vipl_accept --role A|B --fd N --ip-a IP --port-a P --ip-b IP --port-b P SCENARIO (peer)
  * The driver runs each scenario as two processes (one when the scenario has no B side), in
- * the network namespaces given (`ip netns exec`), and fails unless all exit 0 in time. */
+ * the network namespaces given (`ip netns exec`), and fails unless all exit 0 in time.
+ * --env-a / --env-b put a variable into one peer's environment only (each peer of a DPDK run
+ * needs its own port configuration: tests/vipl_accept/accept_dpdk_memif.sh); --delay-b starts
+ * peer B that much later (a net_memif client cannot start before the server's socket exists). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,8 +20,13 @@
 
 #include "va.h"
 
+#define VA_MAX_ENV 16
+
 struct va_opts {
 	const char *ip_a, *ip_b, *ns_a, *ns_b;
+	const char *env[2][VA_MAX_ENV]; /* [0]: peer A, [1]: peer B; "K=V" */
+	int n_env[2];
+	unsigned delay_b_ms;
 	char role;
 	int fd;
 	uint16_t port_a, port_b;
@@ -70,6 +79,8 @@ static pid_t spawn(const struct va_opts *o, const char *scen, char role, int fd,
 	snprintf(env, sizeof env, "%s:%u", role == 'A' ? o->ip_a : o->ip_b,
 		 role == 'A' ? pa : pb);
 	setenv("SOFTRNIC_VIPL_ADDR", env, 1);
+	for (int i = 0; i < o->n_env[role == 'B']; i++)
+		putenv(strdup(o->env[role == 'B'][i]));
 	const char *ns = role == 'A' ? o->ns_a : o->ns_b;
 	const char *argv[24];
 	int k = 0;
@@ -143,8 +154,11 @@ static int drive(const struct va_opts *o, const struct va_scenario *s)
 	fflush(stdout);
 	pid_t pid[2] = { 0, 0 };
 	pid[0] = spawn(o, s->name, 'A', sv[0], sv[1], pa, pb);
-	if (s->b)
+	if (s->b) {
+		if (o->delay_b_ms > 0)
+			va_sleep_ms(o->delay_b_ms);
 		pid[1] = spawn(o, s->name, 'B', sv[1], sv[0], pa, pb);
+	}
 	close(sv[0]);
 	close(sv[1]);
 	int rc = supervise(s->name, pid, s->timeout_s);
@@ -170,7 +184,7 @@ static int run_peer(const struct va_opts *o, const char *scen)
 static int usage(void)
 {
 	fprintf(stderr, "usage: vipl_accept [--ip-a IP --ip-b IP] [--ns-a NS --ns-b NS] "
-			"SCENARIO... | --list\n");
+			"[--env-a K=V]... [--env-b K=V]... [--delay-b MS] SCENARIO... | --list\n");
 	return 2;
 }
 
@@ -192,10 +206,23 @@ int main(int argc, char **argv)
 		else if (strcmp(k, "--ip-b") == 0) o.ip_b = v;
 		else if (strcmp(k, "--ns-a") == 0) o.ns_a = v;
 		else if (strcmp(k, "--ns-b") == 0) o.ns_b = v;
+		else if (strcmp(k, "--env-a") == 0 || strcmp(k, "--env-b") == 0) {
+			int b = k[6] == 'b';
+			if (o.n_env[b] >= VA_MAX_ENV || strchr(v, '=') == NULL || v[0] == '=')
+				return usage();
+			o.env[b][o.n_env[b]++] = v;
+		}
 		else if (strcmp(k, "--role") == 0) o.role = v[0];
 		else if (strcmp(k, "--fd") == 0) o.fd = atoi(v);
 		else if (strcmp(k, "--port-a") == 0) o.port_a = (uint16_t)atoi(v);
 		else if (strcmp(k, "--port-b") == 0) o.port_b = (uint16_t)atoi(v);
+		else if (strcmp(k, "--delay-b") == 0) {
+			char *end;
+			unsigned long ms = strtoul(v, &end, 10);
+			if (*end != '\0' || ms > 60000) /* a delay past any scenario's deadline */
+				return usage();
+			o.delay_b_ms = (unsigned)ms;
+		}
 		else return usage();
 	}
 	if (i >= argc)
