@@ -76,11 +76,14 @@ static void scoreboard(const struct tcp_opts *o, uint32_t una, uint32_t span)
 	CHECK(tcp_sack_snd_update(&s, una, max, o->sack, o->nsack) == 0);
 	tcp_sack_snd_advance(&s, una + span / 2);
 	check_scoreboard(&s, una + span / 2, max);
-	/* Receiver side: the same ranges as out-of-order arrivals. */
+	/* Receiver side: the same ranges as out-of-order arrivals - those an engine can see,
+	 * non-empty and inside the receive window (ranges 2^31 apart compare both ways). */
 	struct tcp_sack_rcv r;
 	tcp_sack_rcv_init(&r);
 	for (unsigned i = 0; i < o->nsack; i++)
-		tcp_sack_rcv_add(&r, o->sack[i].start, o->sack[i].end);
+		if (seq_geq(o->sack[i].start, una) && seq_lt(o->sack[i].start, o->sack[i].end) &&
+		    seq_leq(o->sack[i].end, max))
+			tcp_sack_rcv_add(&r, o->sack[i].start, o->sack[i].end);
 	struct tcp_sack_block out[TCP_SACK_MAX_BLOCKS];
 	unsigned n = tcp_sack_rcv_blocks(&r, out, TCP_SACK_MAX_BLOCKS);
 	CHECK(n <= o->nsack);
