@@ -278,20 +278,24 @@ static bool conn_pin(struct rn_dev_conn *c)
 	return false;
 }
 
-/* The attached objects feeding cq, pinned; at most max. */
+/* The attached objects to progress from a poll of cq, pinned; at most max: those feeding cq
+ * first, then the others. The others too because a busy-polling consumer holds the engine's
+ * thread off (note_empty_poll): a QP that completes elsewhere, or not at all (the responder
+ * of RDMA Reads while the application polls another QP's CQ), would wait out every hold
+ * (measured: ib_read_lat t_typical ~200 us, the server polling its handshake QP's CQ). */
 static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
 			     struct rn_dev_conn **out, unsigned max)
 {
 	unsigned n = 0;
 
 	pthread_mutex_lock(&dev->lock);
-	for (struct rn_dev_conn *c = dev->conns; c && n < max; c = c->next) {
-		if (!conn_pin(c))
-			continue;
-		if (c->ops->feeds_cq(c->obj, cq))
-			out[n++] = c;
-		else
-			atomic_fetch_sub(&c->pins, 1);
+	for (int feeding = 1; feeding >= 0; feeding--) {
+		for (struct rn_dev_conn *c = dev->conns; c && n < max; c = c->next) {
+			if (!c->ops->try_progress || (int)c->ops->feeds_cq(c->obj, cq) != feeding)
+				continue;
+			if (conn_pin(c))
+				out[n++] = c;
+		}
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return n;

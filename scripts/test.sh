@@ -14,28 +14,34 @@ passed=0
 failed=0
 failures=()
 
-count_meson_results() {   # $1 = build dir, $2 = label
-  local log="$1/meson-logs/testlog.json"
-  [ -f "$log" ] || { failed=$((failed + 1)); failures+=("$2: no test log"); return; }
-  local counts
-  counts=$(python3 - "$log" <<'PY'
-import json, sys
-ok = bad = 0
-names = []
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r["result"] in ("OK", "EXPECTEDFAIL", "SKIP"):
-        ok += 1
-    else:
-        bad += 1
-        names.append(r["name"])
-print(ok, bad, " ".join(names))
-PY
-)
+flaky=()
+
+# $1 = build dir, $2 = label, $3 = log base; the rest runs the tests (a command and its
+# environment). A test that fails is shown (the end of its output) and run once more on its
+# own: a test that passes then counts as passed but is listed as FLAKY at the end, with the
+# output of its failure above, so an intermittent failure is seen without failing the run.
+count_meson_results() {
+  local dir=$1 label=$2 base=$3 log counts p f names again
+  shift 3
+  log="$dir/meson-logs/$base.json"
+  [ -f "$log" ] || { failed=$((failed + 1)); failures+=("$label: no test log"); return; }
+  counts=$(python3 scripts/meson_results.py count "$log")
   read -r p f names <<<"$counts"
   passed=$((passed + p))
+  [ "$f" -gt 0 ] || return
+  echo "-- $label: $f failed: $names; their output, then each once more on its own"
+  # shellcheck disable=SC2086
+  python3 scripts/meson_results.py show "$log" $names
+  # shellcheck disable=SC2086
+  "$@" -C "$dir" --print-errorlogs --num-processes 1 --logbase "$base-again" $names | tail -15
+  counts=$(python3 scripts/meson_results.py count "$dir/meson-logs/$base-again.json")
+  read -r p f again <<<"$counts"
+  passed=$((passed + p))
   failed=$((failed + f))
-  [ "$f" -gt 0 ] && failures+=("$2: $names")
+  [ "$f" -gt 0 ] && failures+=("$label: $again")
+  for n in $names; do
+    case " $again " in *" $n "*) ;; *) flaky+=("$label: $n") ;; esac
+  done
 }
 
 run_build() {   # $1 = dir, $2 = label, rest = meson setup options
@@ -53,14 +59,15 @@ run_build() {   # $1 = dir, $2 = label, rest = meson setup options
 echo "== build and test (debugoptimized)"
 if run_build build plain; then
   meson test -C build --print-errorlogs --num-processes 2 | tail -25
-  count_meson_results build plain
+  count_meson_results build plain testlog meson test
 fi
 
 echo "== build and test (ASan + UBSan)"
 if run_build build-san sanitizers -Db_sanitize=address,undefined -Db_lundef=false; then
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    meson test -C build-san --print-errorlogs --num-processes 2 | tail -25
-  count_meson_results build-san sanitizers
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  meson test -C build-san --print-errorlogs --num-processes 2 | tail -25
+  count_meson_results build-san sanitizers testlog meson test
+  unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
@@ -104,6 +111,7 @@ if [ "${INTEROP:-1}" != 0 ]; then
 fi
 
 echo
+for f in "${flaky[@]}"; do echo "FLAKY (failed, then passed on its own; output above): $f"; done
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
