@@ -679,6 +679,11 @@ static void dp_close(struct rn_conn *c)
 		listener_close(h);
 	} else if (h->tc == NULL) {
 		hd_free(h);
+	} else if (h->rx_n > 0) { /* unread octets: a reset, as a socket's close (rn_transport.h) */
+		tcp_abort(h->tc);
+		h->tc = NULL;
+		tcp_stack_flush(tp_stack(tp));
+		hd_free(h);
 	} else {
 		/* the TCB lives on (queued octets, FIN, TIME_WAIT); on_closed frees the zombie */
 		h->zombie = true;

@@ -179,13 +179,16 @@ static void llp_reset(struct rn_qp *qp)
 	rn_qp_tx_drop(qp);
 }
 
-/* Destroy QP: a graceful close in progress (our FIN queued behind every octet the SQ sent,
- * so completions already reported Success) keeps its data: close, not reset, or the kernel
- * would discard what the peer has not read yet (rdma_disconnect + rdma_destroy_qp at once,
- * as rping does). Otherwise the stream is reset. */
+/* Destroy QP: the stream is closed, not reset, as Linux siw's socket release does (iw_cm
+ * moves the QP to Error, the kernel closes the socket): octets the SQ handed over (their
+ * completions said Success) still reach the peer, then our FIN; a reset would discard what
+ * the peer has not read yet (rdma_disconnect + rdma_destroy_qp at once, as rping does) and
+ * makes a siw peer report a completion error where perftest destroys its QPs without
+ * disconnecting (docs/interop.md F4). A transport resets by itself when octets we never read
+ * are left (rn_transport.h close). */
 static void llp_release(struct rn_qp *qp)
 {
-	if (qp->conn && qp->tx.fin_sent) {
+	if (qp->conn) {
 		rn_conn_close(qp->conn);
 		qp->conn = NULL;
 		qp->need_wake = true;

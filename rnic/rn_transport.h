@@ -75,7 +75,9 @@ struct rn_transport_ops {
 	/* Send FIN after everything already accepted; receiving goes on. */
 	int (*shutdown_write)(struct rn_conn *c);
 
-	/* Orderly close: queued octets are still delivered, then FIN. Frees the handle. */
+	/* Orderly close: queued octets are still delivered, then FIN. Received octets not read
+	 * yet make it a reset instead, as a kernel socket's close does (RFC 2525 2.17): the
+	 * peer learns that data was lost. Frees the handle. */
 	void (*close)(struct rn_conn *c);
 
 	/* Abortive close: discard queued octets and send RST (SO_LINGER 0 on sockets). Frees
