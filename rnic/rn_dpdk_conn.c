@@ -61,6 +61,8 @@ struct dp_conn {
 	bool signalled;      /* efd's counter is non-zero */
 	bool defer;          /* in our own recv's port pass: its end decides the eventfd */
 	bool nb_wait;        /* on tp->nobufs */
+	bool nb_refused;     /* a send was refused for want of mbufs: ready after the next pass */
+	bool write_soft;     /* D2a (2): ready after the next pass unless a sendv/recv came first */
 	struct dp_conn *nb_next;
 	bool zombie;         /* the user closed it; waits for on_closed */
 	/* listener */
@@ -507,6 +509,22 @@ static size_t iov_total(const struct iovec *iov, unsigned iovcnt)
 	return t;
 }
 
+/* Lock held: *flag, and send-ready at the end of the next port pass (tp_pass) if *flag is
+ * still set then; without our hook on the port (a second transport on it), ready now. */
+static void after_pass(struct dp_conn *h, bool *flag)
+{
+	if (!h->tp->hooked) {
+		h->write_ready = true;
+		return;
+	}
+	*flag = true;
+	if (!h->nb_wait) {
+		h->nb_wait = true;
+		h->nb_next = h->tp->nobufs;
+		h->tp->nobufs = h;
+	}
+}
+
 /* Lock held: the send-space state after tcp_send returned n of total octets (D2a). */
 static void note_send(struct dp_conn *h, ssize_t n, size_t total)
 {
@@ -517,10 +535,16 @@ static void note_send(struct dp_conn *h, ssize_t n, size_t total)
 		h->write_wait = true;
 	/* Took everything and there is room for more: a socket would stay writable, and a
 	 * consumer that stopped early (a QP at its per-pass budget, or one that frames more
-	 * only on the next writable event) counts on that. Ready until its next sendv or recv;
-	 * a state that did not change costs no syscall. */
+	 * only on the next writable event) counts on that: ready until its next sendv or
+	 * recv. After a send of at most one segment, ready only from the end of the next port
+	 * pass: a consumer that polls right after its send (a ping-pong) takes that back
+	 * first, which saves an eventfd write and read per message (ib_send_lat 8 B over memif:
+	 * 3.7 -> 0.6 syscalls per iteration, t_typical 2.55 -> 1.6-1.8 us). Larger sends keep
+	 * the signal at once (deferred, 64 KiB Write bandwidth lost ~15%). */
+	else if (n > 0 && tcp_conn_send_space(h->tc) > 0 && total > tcp_conn_mss(h->tc))
+		h->write_ready = true; /* streaming: the next writable event is due now */
 	else if (n > 0 && tcp_conn_send_space(h->tc) > 0)
-		h->write_ready = true;
+		after_pass(h, &h->write_soft);
 }
 
 /* Lock held: tcp_send found the port's pool empty (D10). Not a stream failure: the mbufs come
@@ -529,13 +553,7 @@ static void note_send(struct dp_conn *h, ssize_t n, size_t total)
  * second transport on it) the handle turns ready at once instead. */
 static ssize_t nobufs_wait(struct dp_conn *h)
 {
-	if (!h->tp->hooked) {
-		h->write_ready = true;
-	} else if (!h->nb_wait) {
-		h->nb_wait = true;
-		h->nb_next = h->tp->nobufs;
-		h->tp->nobufs = h;
-	}
+	after_pass(h, &h->nb_refused);
 	return -EAGAIN;
 }
 
@@ -549,7 +567,9 @@ static void tp_pass(void *arg)
 		tp->nobufs = h->nb_next;
 		h->nb_next = NULL;
 		h->nb_wait = false;
-		h->write_ready = true;
+		if (h->nb_refused || h->write_soft)
+			h->write_ready = true;
+		h->nb_refused = h->write_soft = false;
 		hd_update(h);
 	}
 }
@@ -562,7 +582,7 @@ static ssize_t dp_sendv(struct rn_conn *c, const struct iovec *iov, unsigned iov
 	if (h->kind != HD_STREAM || (iovcnt > 0 && iov == NULL))
 		return -EINVAL;
 	tp_lock(h->tp);
-	h->write_ready = false;
+	h->write_ready = h->write_soft = false;
 	if (h->tc == NULL) {
 		n = dead_send_err(h);
 	} else {
@@ -617,7 +637,7 @@ static ssize_t dp_recv(struct rn_conn *c, void *buf, size_t len)
 	tp_lock(h->tp);
 	/* consumers try both directions per readiness (ready_as_readable): a recv also consumes
 	 * the send-space signal, so one that has nothing left to send does not spin on it */
-	h->write_ready = false;
+	h->write_ready = h->write_soft = false;
 	size_t got = rx_copy(h, buf, len);
 	if (got == 0 && tl_consumer && h->tc != NULL && !h->eof) {
 		/* G1: a consumer polling its CQ found nothing: run the port here rather than wait
