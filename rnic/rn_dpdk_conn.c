@@ -41,7 +41,7 @@ struct dp_tp {
 	struct rn_dpdk_port *port;
 	uint16_t next_port;      /* ephemeral listener ports, when asked for port 0 */
 	struct dp_conn *zombies; /* closed handles whose tcp_conn still runs */
-	struct dp_conn *nobufs;  /* handles refused a send for want of mbufs (D10) */
+	struct dp_conn *nobufs;  /* handles made send-ready after the next pass (D10, D2a) */
 	bool hooked;             /* our pass hook is on the port (retries nobufs) */
 	struct rn_dpdk_tp_stats st;
 };
