@@ -291,10 +291,12 @@ static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
 	pthread_mutex_lock(&dev->lock);
 	for (int feeding = 1; feeding >= 0; feeding--) {
 		for (struct rn_dev_conn *c = dev->conns; c && n < max; c = c->next) {
-			if (!c->ops->try_progress || (int)c->ops->feeds_cq(c->obj, cq) != feeding)
+			if (!conn_pin(c))   /* first: c->obj is set only once it is live */
 				continue;
-			if (conn_pin(c))
+			if ((int)c->ops->feeds_cq(c->obj, cq) == feeding)
 				out[n++] = c;
+			else
+				atomic_fetch_sub(&c->pins, 1);
 		}
 	}
 	pthread_mutex_unlock(&dev->lock);
