@@ -7,6 +7,12 @@
 #   memif_vdev ROLE           the net_memif vdev of this test's link (socket in DPDK_DIR)
 #   dpdk_skip_if_no_eal FILE  exit 77 when FILE (a program's stderr) says EAL itself cannot
 #                             start (any other port error is a failure)
+#   dpdk_netns TAG            DPDK_NS_A / DPDK_NS_B: two namespaces (srn-TAGa-ID, srn-TAGb-ID)
+#                             joined by a veth pair (veth-a in A, veth-b in B), lo and both
+#                             ends up, IPv6 off, no kernel address (the DPDK ports on the veth
+#                             ends own 198.51.100.x); exit 77 when namespaces cannot be made
+#                             (not root). On every exit the server is killed first, then the
+#                             namespaces are removed.
 # Run a program over DPDK with:
 #   env SOFTRNIC_TRANSPORT=dpdk "$(dpdk_eal server "$(memif_vdev server)")" \
 #       SOFTRNIC_DPDK_IP=198.51.100.1/24 PROGRAM ...
@@ -48,4 +54,34 @@ dpdk_skip_if_no_eal() { # FILE
 # sized at open (2026-11-22) takes over a second under --no-huge on this machine.
 dpdk_head_start() {
 	sleep "${DPDK_HEAD_START:-3}"
+}
+
+DPDK_NS_A=
+DPDK_NS_B=
+dpdk_ns_cleanup() {
+	[ -n "$DPDK_NS_A" ] && ip netns del "$DPDK_NS_A" 2>/dev/null
+	[ -n "$DPDK_NS_B" ] && ip netns del "$DPDK_NS_B" 2>/dev/null
+	DPDK_NS_A=
+	DPDK_NS_B=
+}
+
+dpdk_netns() { # TAG
+	# the server first (it holds a veth end), then the namespaces, then the rest
+	EXIT_HOOKS="kill_server dpdk_ns_cleanup $EXIT_HOOKS"
+	id=$$-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+	if ! ip netns add "srn-$1a-$id" 2>/dev/null; then
+		echo "${TEST_NAME:-test}: SKIP: cannot create network namespaces (needs root)" >&2
+		exit 77
+	fi
+	DPDK_NS_A=srn-$1a-$id
+	ip netns add "srn-$1b-$id" || fail "ip netns add"
+	DPDK_NS_B=srn-$1b-$id
+	ip -n "$DPDK_NS_A" link add veth-a type veth peer name veth-b netns "$DPDK_NS_B" ||
+		fail "veth pair"
+	for ns in "$DPDK_NS_A" "$DPDK_NS_B"; do
+		ip -n "$ns" link set lo up || fail "lo up in $ns"
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+	done
+	ip -n "$DPDK_NS_A" link set veth-a up || fail "veth-a up"
+	ip -n "$DPDK_NS_B" link set veth-b up || fail "veth-b up"
 }

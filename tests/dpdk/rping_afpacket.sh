@@ -16,34 +16,10 @@ PORT=7671
 A=198.51.100.1
 B=198.51.100.2
 
-NS_A=
-NS_B=
-ns_cleanup() {
-	[ -n "$NS_A" ] && ip netns del "$NS_A" 2>/dev/null
-	[ -n "$NS_B" ] && ip netns del "$NS_B" 2>/dev/null
-	NS_A=
-	NS_B=
-}
-EXIT_HOOKS="kill_server ns_cleanup $EXIT_HOOKS"
-
-id=$$-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-if ! ip netns add "srn-dpa-$id" 2>/dev/null; then
-	echo "$TEST_NAME: SKIP: cannot create network namespaces (needs root)" >&2
-	exit 77
-fi
-NS_A=srn-dpa-$id
-ip netns add "srn-dpb-$id" || fail "ip netns add"
-NS_B=srn-dpb-$id
-ip -n "$NS_A" link add veth-a type veth peer name veth-b netns "$NS_B" || fail "veth pair"
-for ns in "$NS_A" "$NS_B"; do
-	ip -n "$ns" link set lo up || fail "lo up in $ns"
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
-done
-ip -n "$NS_A" link set veth-a up || fail "veth-a up"
-ip -n "$NS_B" link set veth-b up || fail "veth-b up"
+dpdk_netns dp
 
 server() { # extra rping options
-	start_server timeout "$PROG_TIMEOUT" ip netns exec "$NS_A" env SOFTRNIC_TRANSPORT=dpdk \
+	start_server timeout "$PROG_TIMEOUT" ip netns exec "$DPDK_NS_A" env SOFTRNIC_TRANSPORT=dpdk \
 		"$(dpdk_eal server "net_af_packet0,iface=veth-a,qdisc_bypass=1")" \
 		SOFTRNIC_DPDK_IP=$A/24 "$RPING" -s -a $A -p "$PORT" -V "$@" 2>"$DPDK_DIR/server.err"
 	dpdk_head_start # EAL start and listen: af_packet's link is up at once, a SYN would find no one
@@ -64,19 +40,19 @@ check() { # rc what
 
 # DPDK on both sides
 server
-out=$(timeout "$PROG_TIMEOUT" ip netns exec "$NS_B" env SOFTRNIC_TRANSPORT=dpdk \
+out=$(timeout "$PROG_TIMEOUT" ip netns exec "$DPDK_NS_B" env SOFTRNIC_TRANSPORT=dpdk \
 	"$(dpdk_eal client "net_af_packet0,iface=veth-b,qdisc_bypass=1")" SOFTRNIC_DPDK_IP=$B/24 \
 	"$RPING" -c -a $A -p "$PORT" -C 100 -V -S 1000 2>&1)
 check $? "dpdk to dpdk"
 
 # the kernel's TCP on the client side
-ip -n "$NS_B" addr add "$B/24" dev veth-b || fail "address in $NS_B"
+ip -n "$DPDK_NS_B" addr add "$B/24" dev veth-b || fail "address in $DPDK_NS_B"
 # veth hands the kernel's segments over with the TCP checksum still to be filled in
 # (checksum offload); a packet socket would see them so: let the kernel compute it.
 need_cmd ethtool ethtool
-ip netns exec "$NS_B" ethtool -K veth-b tx off >/dev/null || fail "ethtool -K veth-b tx off"
+ip netns exec "$DPDK_NS_B" ethtool -K veth-b tx off >/dev/null || fail "ethtool -K veth-b tx off"
 server
-out=$(timeout "$PROG_TIMEOUT" ip netns exec "$NS_B" env SOFTRNIC_TRANSPORT=sock \
+out=$(timeout "$PROG_TIMEOUT" ip netns exec "$DPDK_NS_B" env SOFTRNIC_TRANSPORT=sock \
 	"$RPING" -c -a $A -p "$PORT" -C 100 -V -S 1000 2>&1)
 check $? "kernel client to dpdk server"
 echo "$TEST_NAME: OK"

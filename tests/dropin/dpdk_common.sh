@@ -27,39 +27,9 @@ A=198.51.100.1
 B=198.51.100.2
 dpdk_tmpdir
 
-DD_NS_A=
-DD_NS_B=
-dd_ns_cleanup() {
-	[ -n "$DD_NS_A" ] && ip netns del "$DD_NS_A" 2>/dev/null
-	[ -n "$DD_NS_B" ] && ip netns del "$DD_NS_B" 2>/dev/null
-	DD_NS_A=
-	DD_NS_B=
-}
-# the server first (it holds the namespace's veth), then the namespaces, then the temp dir
-EXIT_HOOKS="kill_server dd_ns_cleanup $EXIT_HOOKS"
-
-dd_netns() {
-	id=$$-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-	if ! ip netns add "srn-dda-$id" 2>/dev/null; then
-		echo "$TEST_NAME: SKIP: cannot create network namespaces (needs root)" >&2
-		exit 77
-	fi
-	DD_NS_A=srn-dda-$id
-	ip netns add "srn-ddb-$id" || fail "ip netns add"
-	DD_NS_B=srn-ddb-$id
-	ip -n "$DD_NS_A" link add veth-a type veth peer name veth-b netns "$DD_NS_B" ||
-		fail "veth pair"
-	for ns in "$DD_NS_A" "$DD_NS_B"; do
-		ip -n "$ns" link set lo up || fail "lo up in $ns"
-		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
-	done
-	ip -n "$DD_NS_A" link set veth-a up || fail "veth-a up"
-	ip -n "$DD_NS_B" link set veth-b up || fail "veth-b up"
-}
-
 case "$DD_LINK" in
 memif) ;;
-afpacket) dd_netns ;;
+afpacket) dpdk_netns dd ;;
 *) fail "unknown link '$DD_LINK' (memif or afpacket)" ;;
 esac
 
@@ -82,8 +52,8 @@ on_side() {
 	role=server
 	[ "$side" = b ] && role=client
 	if [ "$DD_LINK" = afpacket ]; then
-		ns=$DD_NS_A
-		[ "$side" = b ] && ns=$DD_NS_B
+		ns=$DPDK_NS_A
+		[ "$side" = b ] && ns=$DPDK_NS_B
 		$x ip netns exec "$ns" env SOFTRNIC_TRANSPORT=dpdk "$(dpdk_eal $role "$(dd_vdev "$side")")" \
 			SOFTRNIC_DPDK_IP="$ip/24" "$@"
 	else

@@ -17,7 +17,7 @@ if [ "$DD_LINK" = memif ]; then
 	mac=02:53:52:0a:0b:0c
 	export SOFTRNIC_DPDK_MAC=$mac
 else
-	mac=$(ip -n "$DD_NS_A" -o link show veth-a | sed -E 's/.*link\/ether ([0-9a-f:]{17}).*/\1/')
+	mac=$(ip -n "$DPDK_NS_A" -o link show veth-a | sed -E 's/.*link\/ether ([0-9a-f:]{17}).*/\1/')
 fi
 # siw's node GUID rule: EUI-64 of the MAC with the universal/local bit flipped
 b1=$(printf '%02x' $((0x${mac%%:*} ^ 2)))

@@ -26,7 +26,7 @@ B=198.51.100.2
 dpdk_tmpdir
 case $LINK in
 memif) ;;
-afpacket) vd_netns_setup vd ;;
+afpacket) dpdk_netns vd ;;
 *) echo "usage: apps_dpdk.sh memif|afpacket vipl-pingpong vipl-bw" >&2; exit 2 ;;
 esac
 
@@ -36,9 +36,9 @@ on_side() {   # on_side server|client CMD...: in that side's namespace (afpacket
 	if [ "$LINK" = memif ]; then
 		"$@"
 	elif [ "$side" = server ]; then
-		ip netns exec "$NS_A" "$@"
+		ip netns exec "$DPDK_NS_A" "$@"
 	else
-		ip netns exec "$NS_B" "$@"
+		ip netns exec "$DPDK_NS_B" "$@"
 	fi
 }
 

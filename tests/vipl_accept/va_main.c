@@ -6,7 +6,7 @@
  * The driver runs each scenario as two processes (one when the scenario has no B side), in
  * the network namespaces given (`ip netns exec`), and fails unless all exit 0 in time.
  * --env-a / --env-b put a variable into one peer's environment only (each peer of a DPDK run
- * needs its own port configuration: tests/vipl_accept/accept_dpdk_memif.sh); --delay-b starts
+ * needs its own port configuration: tests/vipl_accept/accept_dpdk.sh); --delay-b starts
  * peer B that much later (a net_memif client cannot start before the server's socket exists). */
 #include <errno.h>
 #include <signal.h>
