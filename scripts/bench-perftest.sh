@@ -56,6 +56,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+source scripts/bench-lib.sh   # field, kernel_pair, iperf3_loopback
 
 # perf_pair NAME PROGRAM ARGS: perftest -R server (core C0) and client (core C1) over a fresh
 # memif link; the client's output in $T/NAME.cli. Fails when either side fails or overruns.
@@ -109,25 +110,11 @@ if perf_pair sbw ib_send_bw -s 65536 -n "$BITER" --report_gbits; then
 else fails=$((fails + 1)); fi
 
 echo "-- 2. kernel TCP on loopback"
-port=$((20000 + RANDOM % 20000))
-timeout 200 taskset -c "$C0" "$K" listen "$port" --echo --timeout 180 >"$T/kpp.srv" 2>&1 &
-sp=$!
-PIDS+=("$sp")
-for _ in $(seq 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.05; done
-timeout 200 taskset -c "$C1" "$K" connect "127.0.0.1:$port" --pingpong "$PINGS" --size 8 \
-	--timeout 180 >"$T/kpp.cli" 2>&1 || die "ktcp_peer ping-pong failed: $(tail -n 3 "$T/kpp.cli")"
-wait "$sp" || die "ktcp_peer echo server failed"
-field() { grep "^$2" "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
+kernel_pair kpp '--echo' "--pingpong $PINGS --size 8"
 k50=$(field "$T/kpp.cli" latency: p50_us)
 k99=$(field "$T/kpp.cli" latency: p99_us)
 echo "kernel TCP ping-pong 8 B: p50 $k50 us, p99 $k99 us"
-port=$((20000 + RANDOM % 20000))
-taskset -c "$C0" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
-PIDS+=("$!")
-sleep 0.5
-timeout $((SECS + 30)) taskset -c "$C1" iperf3 -c 127.0.0.1 -p "$port" -t "$SECS" -J >"$T/iperf.json" ||
-	die "iperf3 failed"
-ip_gbps=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$T/iperf.json")
+iperf3_loopback "$SECS"
 echo "iperf3 loopback, one stream: $ip_gbps Gbit/s"
 
 echo "== ratios"

@@ -54,8 +54,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# key=value from the line of FILE starting with PREFIX
-field() { grep "^$2" "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
+source scripts/bench-lib.sh   # field, kernel_pair, iperf3_loopback
 
 wait_line() {  # FILE TEXT PID
 	for _ in $(seq 300); do
@@ -80,17 +79,6 @@ memif_pair() {
 	wait "$sp" || { tail "$T/$name.srv" >&2; die "$name: server failed"; }
 }
 
-kernel_pair() {  # NAME 'SERVER ARGS' 'CLIENT ARGS' over loopback
-	local name=$1 port=$((20000 + RANDOM % 20000))
-	timeout 200 taskset -c "$C0" "$K" listen "$port" $2 --timeout 180 >"$T/$name.srv" 2>&1 &
-	local sp=$!
-	PIDS+=("$sp")
-	for _ in $(seq 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.05; done
-	timeout 200 taskset -c "$C1" "$K" connect "127.0.0.1:$port" $3 --timeout 180 \
-		>"$T/$name.cli" 2>&1 || { tail "$T/$name.cli" >&2; die "$name: client failed"; }
-	wait "$sp" || die "$name: server failed"
-}
-
 echo "== bench-tcp: $(nproc) CPUs, cores $C0/$C1, $(uname -r), build $B"
 
 echo "-- 1. bulk: softrnic-tcp over memif, $BYTES verified"
@@ -99,13 +87,7 @@ eng_gbps=$(field "$T/bulk.srv" result: gbit_s)
 echo "engine memif bulk: $eng_gbps Gbit/s (sink side; $(field "$T/bulk.srv" result: secs) s)"
 
 echo "-- 1b. iperf3 over loopback, one stream, ${SECS} s"
-port=$((20000 + RANDOM % 20000))
-taskset -c "$C0" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
-PIDS+=("$!")
-sleep 0.5
-timeout $((SECS + 30)) taskset -c "$C1" iperf3 -c 127.0.0.1 -p "$port" -t "$SECS" -J >"$T/iperf.json" ||
-	die "iperf3 failed"
-ip_gbps=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$T/iperf.json")
+iperf3_loopback "$SECS"
 echo "iperf3 loopback: $ip_gbps Gbit/s"
 
 echo "-- 2. ping-pong, 8 octets, $PINGS exchanges"

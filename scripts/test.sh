@@ -93,21 +93,18 @@ fi
 # Interop with the real Linux siw driver in a QEMU guest (docs/interop.md), over kernel TCP and
 # over softrnic's TCP engine on DPDK (af_packet on the guests' bridge); exit 77 = skipped
 # where QEMU cannot run. INTEROP=0 leaves it out.
+run_interop() {   # $1 = script, $2 = what it checks, $3 = where its results are
+  echo "== interop with Linux siw$2 ($1)"
+  "$1" build
+  case $? in
+    0) passed=$((passed + 1)) ;;
+    77) echo "interop$2: skipped" ;;
+    *) failed=$((failed + 1)); failures+=("interop: siw rping$2 (see $3)") ;;
+  esac
+}
 if [ "${INTEROP:-1}" != 0 ]; then
-  echo "== interop with Linux siw (tests/interop/siw_rping.sh)"
-  tests/interop/siw_rping.sh build; rc=$?
-  case $rc in
-    0) passed=$((passed + 1)) ;;
-    77) echo "interop: skipped" ;;
-    *) failed=$((failed + 1)); failures+=("interop: siw rping (see build/interop-ci)") ;;
-  esac
-  echo "== interop with Linux siw over softrnic's TCP on DPDK (tests/interop/siw_dpdk.sh)"
-  tests/interop/siw_dpdk.sh build; rc=$?
-  case $rc in
-    0) passed=$((passed + 1)) ;;
-    77) echo "interop over DPDK: skipped" ;;
-    *) failed=$((failed + 1)); failures+=("interop: siw rping over DPDK (see build/interop-dpdk)") ;;
-  esac
+  run_interop tests/interop/siw_rping.sh "" build/interop-ci
+  run_interop tests/interop/siw_dpdk.sh " over softrnic's TCP on DPDK" build/interop-dpdk
 fi
 
 echo

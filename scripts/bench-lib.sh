@@ -1,0 +1,32 @@
+# Baselines the benchmarks share (sourced by bench-tcp.sh and bench-perftest.sh, bash). The
+# caller defines die, the PIDS array (killed on exit), T (a private temp dir), C0 / C1 (the
+# two cores: server on C0, client on C1) and K (tests/tcp/linux/ktcp_peer).
+
+# field FILE PREFIX KEY: the value of KEY=... on the last line of FILE that starts with PREFIX
+field() { grep "^$2" "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
+
+# kernel_pair NAME 'SERVER ARGS' 'CLIENT ARGS': ktcp_peer over loopback; $T/NAME.srv and .cli
+kernel_pair() {
+	local name=$1 port=$((20000 + RANDOM % 20000))
+	# shellcheck disable=SC2086
+	timeout 200 taskset -c "$C0" "$K" listen "$port" $2 --timeout 180 >"$T/$name.srv" 2>&1 &
+	local sp=$!
+	PIDS+=("$sp")
+	for _ in $(seq 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.05; done
+	# shellcheck disable=SC2086
+	timeout 200 taskset -c "$C1" "$K" connect "127.0.0.1:$port" $3 --timeout 180 \
+		>"$T/$name.cli" 2>&1 || { tail "$T/$name.cli" >&2; die "$name: client failed"; }
+	wait "$sp" || die "$name: server failed"
+}
+
+# iperf3_loopback SECS: one iperf3 stream over loopback for SECS seconds; Gbit/s in ip_gbps
+# (a variable, not output: in a command substitution die and PIDS would not reach the caller)
+iperf3_loopback() {
+	local port=$((20000 + RANDOM % 20000))
+	taskset -c "$C0" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+	PIDS+=("$!")
+	sleep 0.5
+	timeout $(($1 + 30)) taskset -c "$C1" iperf3 -c 127.0.0.1 -p "$port" -t "$1" -J \
+		>"$T/iperf.json" || die "iperf3 failed"
+	ip_gbps=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$T/iperf.json")
+}
