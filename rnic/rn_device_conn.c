@@ -306,20 +306,17 @@ static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
 /* A run of empty polls close together: a consumer busy-polling its CQ; hold the engine's
  * thread. One empty poll per round trip (ib_write_lat reaping between memory spins) is no
  * run: that consumer needs the thread to place what it spins on. Relaxed: a heuristic. */
-static void note_empty_poll(struct rn_device *dev)
+static void note_empty_poll(struct rn_device *dev, uint64_t now)
 {
-	struct timespec ts;
-	uint64_t now, prev;
+	uint64_t prev;
 	unsigned run;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	prev = atomic_exchange_explicit(&dev->last_empty_ns, now, memory_order_relaxed);
 	run = now - prev < RN_DEVICE_STREAK_NS ? atomic_load_explicit(&dev->empty_run,
 								   memory_order_relaxed) + 1 : 0;
 	atomic_store_explicit(&dev->empty_run, run, memory_order_relaxed);
 	if (run >= RN_DEVICE_STREAK_RUN)
-		rn_progress_hold(dev->eng, RN_DEVICE_HOLD_US);
+		rn_progress_hold(dev->eng, now, RN_DEVICE_HOLD_US);
 }
 
 int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
@@ -330,9 +327,10 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 
 	if (!rn_device_valid(dev) || !cq)
 		return 0;
+	uint64_t now = rn_progress_now_ns();
 	n = conns_pin_cq(dev, cq, pinned, RN_DEVICE_POLL_QPS);
 	if (n)
-		rn_progress_consumer_polled(dev->eng);
+		rn_progress_consumer_polled(dev->eng, now);
 	/* placement from this thread must hold up dereg like the engine's (rn_mem QSBR) */
 	bool rd = n && rn_mem_reader_register(dev->mem, &reader) == RN_OK;
 	/* a DPDK stream's empty recv drives the port from this thread (docs/dpdk-rdma.md G1) */
@@ -346,7 +344,7 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	if (rd)
 		rn_mem_reader_unregister(dev->mem, reader);
 	if (!did)
-		note_empty_poll(dev);
+		note_empty_poll(dev, now);
 	return did;
 }
 

@@ -28,6 +28,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "rn_dpdk_clock.h"
 #include "rn_dpdk_cfg_int.h"
 #include "rn_dpdk_pcap.h"
 #include "rn_dpdk_port.h"
@@ -72,10 +73,7 @@ static unsigned g_pool_seq;
 
 static uint64_t port_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return rn_dpdk_clock_ns();
 }
 
 /* ---- EAL ------------------------------------------------------------------------------------ */
@@ -229,6 +227,7 @@ static int eal_start(const struct rn_dpdk_cfg *cfg, bool *tried, char *err, size
 	}
 	/* EAL pinned this thread to one lcore; the caller's thread is not an lcore worker. */
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	rn_dpdk_clock_init();
 	return 0;
 }
 
@@ -829,7 +828,10 @@ void rn_dpdk_port_lock(struct rn_dpdk_port *p)
 
 void rn_dpdk_port_unlock(struct rn_dpdk_port *p)
 {
-	atomic_store(&p->touched, true);
+	/* a hint for the poll thread's nap; a consumer polling in a loop must not write the
+	 * line (and order the store) on every pass */
+	if (!atomic_load_explicit(&p->touched, memory_order_relaxed))
+		atomic_store_explicit(&p->touched, true, memory_order_relaxed);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -852,6 +854,7 @@ static int port_stack(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 	sc.snd_buf = p->cfg.snd_buf;
 	sc.rcv_buf = p->cfg.rcv_buf;
 	sc.cc = p->cfg.cc;
+	sc.clock_ns = rn_dpdk_clock_cb;
 	rc = tcp_stack_create(&sc, &p->stack);
 	if (rc != 0)
 		snprintf(err, el, "port %s: TCP stack: %s (keys ip, gw, mtu, mac)", p->name,

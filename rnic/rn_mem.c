@@ -280,8 +280,9 @@ void rn_mem_reader_unregister(struct rn_mem *mem, unsigned id)
 {
 	if (!mem || id >= RN_MEM_MAX_READERS)
 		return;
-	atomic_store(&mem->readers[id].epoch, 0);
-	atomic_store(&mem->readers[id].owner, 0);
+	/* release is enough going offline: a writer that reads 0 sees every access before it */
+	atomic_store_explicit(&mem->readers[id].epoch, 0, memory_order_release);
+	atomic_store_explicit(&mem->readers[id].owner, 0, memory_order_release);
 }
 
 /* seq_cst: the reader's accesses before this store happen before the writer that sees it, and

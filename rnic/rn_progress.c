@@ -189,9 +189,14 @@ unsigned rn_progress_spin_us(const struct rn_progress *eng)
 
 /* Only moves the deadline forward, and only by a useful step: a consumer calls this on every
  * empty poll, and a store per call would bounce the cache line with the engine's reads. */
-void rn_progress_hold(struct rn_progress *eng, unsigned us)
+uint64_t rn_progress_now_ns(void)
 {
-	uint64_t until = now_ns() + (uint64_t)us * 1000u;
+	return now_ns();
+}
+
+void rn_progress_hold(struct rn_progress *eng, uint64_t now, unsigned us)
+{
+	uint64_t until = now + (uint64_t)us * 1000u;
 	uint64_t cur = atomic_load_explicit(&eng->hold_until, memory_order_relaxed);
 
 	if (until > cur + (uint64_t)us * 250u)
@@ -199,10 +204,8 @@ void rn_progress_hold(struct rn_progress *eng, unsigned us)
 }
 
 /* Same cache-line care as hold: a store at most every 10 us. */
-void rn_progress_consumer_polled(struct rn_progress *eng)
+void rn_progress_consumer_polled(struct rn_progress *eng, uint64_t now)
 {
-	uint64_t now = now_ns();
-
 	if (now > atomic_load_explicit(&eng->consumer_ns, memory_order_relaxed) + 10000u)
 		atomic_store_explicit(&eng->consumer_ns, now, memory_order_relaxed);
 }

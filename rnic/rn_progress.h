@@ -63,12 +63,15 @@ unsigned rn_progress_spin_us(const struct rn_progress *eng);
  * timer is due or a doorbell rings, then makes one non-blocking pass over the fds (so fds no
  * consumer covers still move, one pass per hold period) and sleeps again while held. Repeated
  * calls extend the hold. unhold ends it at once (a consumer about to block). Any thread. */
-void rn_progress_hold(struct rn_progress *eng, unsigned us);
+void rn_progress_hold(struct rn_progress *eng, uint64_t now_ns, unsigned us);
 void rn_progress_unhold(struct rn_progress *eng);
 /* A consumer polled a CQ and made progress inline (any thread, cheap). The engine uses it to
  * tell a core taken by a spinning consumer that receives by itself from one taken by a
  * consumer that only spins on memory (see the busy-poll window above). */
-void rn_progress_consumer_polled(struct rn_progress *eng);
+void rn_progress_consumer_polled(struct rn_progress *eng, uint64_t now_ns);
+/* The engine's clock, CLOCK_MONOTONIC ns, for the now_ns arguments above: a consumer's empty
+ * poll calls both, and reads the clock once for them (each read is ~20 ns of its spin). */
+uint64_t rn_progress_now_ns(void);
 
 /* ---- fds (level-triggered) ---------------------------------------------------------------- */
 /* -EEXIST when fd is registered already, -EINVAL for a bad fd or NULL fn, -ENOMEM, or the

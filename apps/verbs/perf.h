@@ -25,6 +25,7 @@ struct perf_params {
 	const char *addr;       /* client: server address; server: bind address or NULL */
 	const char *port;
 	enum vx_poll mode;      /* VX_BUSY (perftest's way) or VX_YIELD (shares a core) */
+	bool poll_cq;           /* write_lat: poll the CQ on every spin on the target byte */
 	int timeout_ms;         /* limit for any single wait */
 	FILE *log;              /* banner and connection lines; NULL = quiet */
 };

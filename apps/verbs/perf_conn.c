@@ -146,6 +146,7 @@ static int send_ctl(struct perf_sess *s, uint32_t len)
 		.magic = htobe32(PERF_MAGIC), .test = htobe32(s->p.test), .lat = htobe32(s->p.lat),
 		.size = htobe32(s->p.size), .iters = htobe32(s->p.iters),
 		.depth = htobe32(s->p.tx_depth), .credits = htobe32(s->rq_out),
+		.poll_cq = htobe32(s->p.poll_cq),
 		.addr = htobe64((uintptr_t)s->rx), .rkey = htobe32(s->data_mr ? s->data_mr->rkey : 0),
 		.len = htobe32(s->p.size), .credit_addr = htobe64((uintptr_t)&s->ctl->credit),
 		.credit_rkey = htobe32(s->ctl_mr->rkey),
@@ -167,6 +168,7 @@ static int read_ctl(struct perf_sess *s)
 		s->p.size = be32toh(m->size);
 		s->p.iters = be32toh(m->iters);
 		s->p.tx_depth = be32toh(m->depth);
+		s->p.poll_cq = be32toh(m->poll_cq) != 0;
 		if (s->p.test > PERF_SEND || s->p.iters == 0 || s->p.size > (1u << 30))
 			return fprintf(stderr, "softrnic-perf: bad parameters from client\n"), -1;
 	}

@@ -16,7 +16,7 @@ enum { K_CTL_RECV = 1, K_CTL_SEND, K_DATA_RECV, K_DATA, K_CREDIT, K_COUNT };
 
 /* The control message (a Send), every field big-endian. */
 struct perf_ctl {
-	uint32_t magic, test, lat, size, iters, depth, credits, pad;
+	uint32_t magic, test, lat, size, iters, depth, credits, poll_cq;
 	uint64_t addr;            /* the sender's receive region (Write target / Read source) */
 	uint32_t rkey, len;
 	uint64_t credit_addr;     /* client: where the server writes send_bw credits */

@@ -11,12 +11,15 @@ static bool signal_this(const struct perf_sess *s, uint32_t i)
 	return i % SIGNAL_EVERY == 0 || i == s->p.iters;
 }
 
-/* Spins until the byte at p becomes v (reaping the CQ now and then for errors). */
+/* Spins until the byte at p becomes v, reaping the CQ now and then for errors, or on every
+ * spin with -P: on a software RNIC that poll is what runs the engine from this thread, so the
+ * Write is placed without waiting for the device's own threads to get the core. */
 static int spin_byte(struct perf_sess *s, volatile const char *p, char v)
 {
+	uint64_t reap_mask = s->p.poll_cq ? 0 : 4095;
 	perf_arm_deadline(s);
 	while (*p != v)
-		if (perf_spin(s) || ((s->spins & 4095) == 0 && perf_reap(s) < 0))
+		if (perf_spin(s) || ((s->spins & reap_mask) == 0 && perf_reap(s) < 0))
 			return -1;
 	return 0;
 }

@@ -10,6 +10,9 @@
  *   -d DEPTH  bandwidth: WRs in flight (default 128; reads also capped by the ORD)
  *   -p PORT   TCP port (default 18515)           -R        accepted (rdma_cm is always used)
  *   -y        spin with sched_yield() (share a core); default is a pure busy poll
+ *   -P        write latency: poll the CQ on every spin on the target byte (both sides; the
+ *             server takes it from the client). Without it the target only spins on memory
+ *             and reaps its CQ every 4096 spins, as ib_write_lat does.
  *   -T SEC    give up when a wait exceeds SEC seconds (default 30)   -q  no banner
  *
  * The server takes the test parameters from the client. The client prints perftest's result
@@ -26,7 +29,7 @@
 
 static const char usage_text[] =
 	"usage: softrnic-perf [-t write|read|send] [-l] [-s SIZE] [-n ITERS] [-d DEPTH] [-p PORT]"
-	" [-b ADDR] [-R] [-y] [-T SEC] [-q] [SERVER]\n";
+	" [-b ADDR] [-R] [-y] [-P] [-T SEC] [-q] [SERVER]\n";
 
 static long num(const char *s, const char *what, long min, long max)
 {
@@ -58,7 +61,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 	int opt;
 	*p = (struct perf_params){ .port = "18515", .tx_depth = 128, .mode = VX_BUSY,
 	                           .timeout_ms = 30000, .log = stdout };
-	while ((opt = getopt(argc, argv, "t:ls:n:d:p:b:RyT:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:ls:n:d:p:b:RyPT:qh")) != -1) {
 		switch (opt) {
 		case 't': p->test = test_of(optarg); break;
 		case 'l': p->lat = true; break;
@@ -69,6 +72,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 		case 'b': p->addr = optarg; break;
 		case 'R': break;
 		case 'y': p->mode = VX_YIELD; break;
+		case 'P': p->poll_cq = true; break;
 		case 'T': p->timeout_ms = (int)num(optarg, "timeout", 1, 86400) * 1000; break;
 		case 'q': *quiet = true; break;
 		default: fputs(usage_text, stderr); exit(opt == 'h' ? 0 : 2);

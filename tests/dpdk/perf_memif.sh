@@ -25,8 +25,8 @@ check_line() {
 		END { exit !(found && !bad) }'
 }
 
-run() { # test lat(0|1) size iters
-	opts="-t $1 -s $3 -n $4 -y"
+run() { # test lat(0|1) size iters [extra client options]
+	opts="-t $1 -s $3 -n $4 -y ${5:-}"
 	[ "$2" -eq 1 ] && opts="$opts -l"
 	start_server timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk \
 		"$(dpdk_eal server "$(memif_vdev server)")" SOFTRNIC_DPDK_IP=$A/24 \
@@ -54,4 +54,5 @@ for t in write read send; do
 	run "$t" 0 65536 300
 	run "$t" 1 8 300
 done
+run write 1 8 300 -P   # write latency with the target polling its CQ (the server takes -P)
 echo "$TEST_NAME: OK"
