@@ -234,15 +234,18 @@ void rn_progress_unhold(struct rn_progress *eng)
 		ring(eng, PEND_KICK);
 }
 
-/* Driver: consume the doorbell; 1 when a user wake was pending. */
+/* Driver: consume the doorbell; the bits that were pending (PEND_WAKE counts as activity,
+ * PEND_KICK only asks the driver to look at its state again). */
 static int take_doorbell(struct rn_progress *eng)
 {
+	int bits;
+
 	if (!atomic_load_explicit(&eng->pending, memory_order_relaxed))
 		return 0;
-	if (!(atomic_exchange(&eng->pending, 0) & PEND_WAKE))
-		return 0;
-	bump(&eng->st_bell, 1);
-	return 1;
+	bits = atomic_exchange(&eng->pending, 0);
+	if (bits & PEND_WAKE)
+		bump(&eng->st_bell, 1);
+	return bits;
 }
 
 /* ---- fds ----------------------------------------------------------------------------------- */
@@ -603,13 +606,17 @@ static bool prepare_block(struct rn_progress *eng)
  * Returns the activity seen (callbacks + timers + user doorbells). */
 static int run_once(struct rn_progress *eng, int timeout_ms)
 {
-	int act, n, tmo;
+	int act, bell, n, tmo;
 	bool blocking;
 
 	bump(&eng->st_iter, 1);
 	RUN_HOOKS(eng, iter);
-	act = take_doorbell(eng);
-	tmo = act ? 0 : timer_bound(eng, timeout_ms);
+	bell = take_doorbell(eng);
+	act = (bell & PEND_WAKE) != 0;
+	/* any bell, a kick too, means no blocking in this pass: the kick of rn_progress_stop
+	 * comes after its `stop`, which the loop read before this pass; consumed here, the
+	 * driver would otherwise block with no one left to wake it */
+	tmo = bell ? 0 : timer_bound(eng, timeout_ms);
 	blocking = tmo != 0 && prepare_block(eng);
 	set_in_iter(eng, true);
 	n = epoll_wait(eng->epfd, eng->evs, (int)eng->max_events, blocking ? tmo : 0);
@@ -621,7 +628,7 @@ static int run_once(struct rn_progress *eng, int timeout_ms)
 		act += dispatch(eng, &eng->evs[i]);
 	set_in_iter(eng, false);
 	act += run_timers(eng);
-	act += take_doorbell(eng);
+	act += (take_doorbell(eng) & PEND_WAKE) != 0; /* a kick here: the loop looks next */
 	return act;
 }
 

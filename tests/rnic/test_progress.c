@@ -294,6 +294,62 @@ static void test_wake(void **state)
 	rn_progress_destroy(eng);
 }
 
+/* ---- a stop that lands between the loop's look at `stop` and the pass's doorbell ------------ */
+/* The iter hook runs at the start of a pass, after the loop read `stop` and before the pass
+ * takes the doorbell: holding the engine there while another thread stops it puts stop's kick
+ * exactly where a driver that blocked after consuming it would never wake (it did, once in
+ * ~1,300 runs of test_verbs_imm: ibv_close_device waited forever in rn_progress_stop). */
+struct stop_race {
+	struct rn_progress *eng;
+	atomic_int armed, inside, stopped, blocks, unblocks;
+};
+
+static void h_race_block(void *a) { atomic_fetch_add(&((struct stop_race *)a)->blocks, 1); }
+static void h_race_unblock(void *a) { atomic_fetch_add(&((struct stop_race *)a)->unblocks, 1); }
+
+static void h_iter_hold(void *a)
+{
+	struct stop_race *r = a;
+
+	if (!atomic_exchange(&r->armed, 0))
+		return;
+	atomic_store(&r->inside, 1);
+	sleep_ms(100); /* the test thread's rn_progress_stop rings meanwhile */
+}
+
+static void *stopper(void *a)
+{
+	struct stop_race *r = a;
+
+	rn_progress_stop(r->eng);
+	atomic_store(&r->stopped, 1);
+	return NULL;
+}
+
+static void test_stop_kick_not_lost(void **state)
+{
+	(void)state;
+	struct stop_race r = { .eng = mk_eng(0) };
+	struct rn_progress_hook h = { NULL, h_iter_hold, h_race_block, h_race_unblock, NULL, &r };
+	pthread_t t;
+
+	assert_int_equal(rn_progress_hook_add(r.eng, &h), 0);
+	assert_int_equal(rn_progress_start(r.eng), 0);
+	/* asleep first: the wake below then ends that pass, which takes it, and the armed hook
+	 * runs in the next one with nothing pending */
+	for (int i = 0; i < 5000 && atomic_load(&r.blocks) == atomic_load(&r.unblocks); i++)
+		sleep_ms(1);
+	atomic_store(&r.armed, 1);
+	rn_progress_wake(r.eng);
+	assert_true(wait_for(&r.inside, 1));
+	assert_int_equal(pthread_create(&t, NULL, stopper, &r), 0);
+	if (!wait_for(&r.stopped, 1))
+		fail_msg("rn_progress_stop did not return within 5 s: its kick was lost");
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(rn_progress_hook_del(r.eng, &h), 0);
+	rn_progress_destroy(r.eng);
+}
+
 /* ---- stop joins; nothing runs after stop; del waits for a running callback ---------------- */
 struct slow {
 	struct rn_progress *eng;
@@ -535,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_timers_in_order),
 		cmocka_unit_test(test_wake),
 		cmocka_unit_test(test_stop_and_del_wait),
+		cmocka_unit_test(test_stop_kick_not_lost),
 		cmocka_unit_test(test_timer_cancel_waits),
 		cmocka_unit_test(test_spin_window),
 		cmocka_unit_test(test_spinner_turns_window_off),
