@@ -24,6 +24,7 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -49,7 +50,9 @@ struct rn_dpdk_port {
 	bool tx_prepare;               /* checksum offloads in use: rte_eth_tx_prepare */
 	struct rte_mempool *pool;      /* receive: only the rx queue takes from it */
 	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
-	bool link_up;                  /* when the open's wait ended */
+	bool link_up;                  /* at the last look (port_link_watch) */
+	bool memif_client;             /* the link is ours to bring up again (port_link_watch) */
+	uint64_t link_look_ns;         /* next look at the link */
 	struct tcp_stack *stack;
 	struct rn_dpdk_pcap *pcap;
 	pthread_mutex_t lock;          /* recursive: callbacks may take it again */
@@ -477,23 +480,69 @@ static int port_mtu_mac(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err
  * before that is lost and costs the engine a 1 s RTO. Wait up to link_wait_ms, polling every
  * millisecond (ring and pcap are up at once); still down is no error, the peer may come
  * later (a memif server waits for its client). A PMD that cannot tell is not waited for. */
-static void port_link_wait(struct rn_dpdk_port *p)
+#define PORT_LINK_LOOK_NS 250000000ull  /* a link that is down is looked at this often */
+
+static bool port_link_get(struct rn_dpdk_port *p)
 {
-	uint64_t end = port_now_ns() + (uint64_t)p->cfg.link_wait_ms * 1000000u;
-	struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000L };
 	struct rte_eth_link l;
 
+	memset(&l, 0, sizeof(l));
+	if (rte_eth_link_get_nowait(p->pid, &l) != 0)
+		return true; /* unknown: treat as up */
+	return l.link_status == RTE_ETH_LINK_UP;
+}
+
+/* A memif client connects once, at start: a server whose socket exists but whose interface
+ * is not started yet answers "ID not found" and DPDK's client gives up for good (both
+ * processes starting at once, or the server restarting). So a memif client whose link is
+ * down restarts its device every PORT_LINK_LOOK_NS, which connects again. Lock held (or the
+ * port not running yet). */
+static void port_link_watch(struct rn_dpdk_port *p, uint64_t now)
+{
+	if (now < p->link_look_ns)
+		return;
+	p->link_look_ns = now + PORT_LINK_LOOK_NS;
+	p->link_up = port_link_get(p);
+	if (p->link_up || !p->memif_client)
+		return;
+	p->st.link_restarts++;
+	if (p->started && rte_eth_dev_stop(p->pid) != 0)
+		return;
+	/* the server's socket is abstract by default (no file to look for first): a start that
+	 * finds none fails and would log so four times a second */
+	int lt = rte_log_register("pmd.net.memif"), level = lt >= 0 ? rte_log_get_level(lt) : -1;
+	if (level >= 0)
+		rte_log_set_level((uint32_t)lt, RTE_LOG_CRIT);
+	p->started = rte_eth_dev_start(p->pid) == 0;
+	if (level >= 0)
+		rte_log_set_level((uint32_t)lt, (uint32_t)level);
+}
+
+static void port_link_wait(struct rn_dpdk_port *p)
+{
+	uint64_t end = port_now_ns() + (uint64_t)p->cfg.link_wait_ms * 1000000u, now;
+	struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000L };
+
+	p->link_look_ns = port_now_ns() + PORT_LINK_LOOK_NS; /* the first connect's time */
 	for (;;) {
-		memset(&l, 0, sizeof(l));
-		if (rte_eth_link_get_nowait(p->pid, &l) != 0) {
-			p->link_up = true; /* unknown: treat as up */
-			return;
-		}
-		p->link_up = l.link_status == RTE_ETH_LINK_UP;
-		if (p->link_up || port_now_ns() >= end)
+		now = port_now_ns();
+		port_link_watch(p, now);
+		p->link_up = port_link_get(p);
+		if (p->link_up || now >= end)
 			return;
 		nanosleep(&ms, NULL);
 	}
+}
+
+/* The memif PMD with role=client (role=slave in older DPDK spelling). */
+static bool port_is_memif_client(const struct rte_eth_dev_info *di)
+{
+	const struct rte_devargs *da = di->device ? rte_dev_devargs(di->device) : NULL;
+	const char *args = da ? da->args : NULL;
+
+	if (di->driver_name == NULL || strcmp(di->driver_name, "net_memif") != 0 || !args)
+		return false;
+	return strstr(args, "role=client") != NULL || strstr(args, "role=slave") != NULL;
 }
 
 static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, size_t el)
@@ -508,6 +557,7 @@ static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 	if (rc != 0)
 		return port_fail(err, el, "device info", rc, p->name);
 	port_offloads(p, &di, &conf, nc);
+	p->memif_client = port_is_memif_client(&di);
 	rc = rte_eth_dev_configure(p->pid, 1, 1, &conf);
 	if (rc != 0)
 		return port_fail(err, el, "configure (1 rx, 1 tx queue)", rc, p->name);
@@ -523,11 +573,14 @@ static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 	if (rc != 0)
 		return rc;
 	rc = rte_eth_dev_start(p->pid);
-	if (rc != 0)
+	/* a memif client's start fails while its server has no socket yet: down link, which
+	 * port_link_watch brings up once the server is there (its rx/tx do nothing until then) */
+	if (rc != 0 && !p->memif_client)
 		return port_fail(err, el, "start", rc, p->name);
-	p->started = true;
+	p->started = rc == 0;
 	rte_eth_promiscuous_disable(p->pid); /* not every PMD has the notion */
-	rte_eth_dev_set_link_up(p->pid);
+	if (p->started)
+		rte_eth_dev_set_link_up(p->pid);
 	port_link_wait(p);
 	return 0;
 }
@@ -579,7 +632,9 @@ static uint16_t port_tx(void *arg, struct rte_mbuf **pkts, uint16_t n)
 		if (p->pcap != NULL)
 			rn_dpdk_pcap_frame(p->pcap, m);
 	}
-	if (p->tx_prepare)
+	if (!p->started)
+		ok = 0; /* a memif client waiting for its server (port_link_watch): a down link */
+	if (p->tx_prepare && ok > 0)
 		ok = rte_eth_tx_prepare(p->pid, 0, pkts, ok);
 	while (sent < ok && tries++ < RN_DPDK_TX_TRIES)
 		sent += rte_eth_tx_burst(p->pid, 0, pkts + sent, (uint16_t)(ok - sent));
@@ -594,7 +649,7 @@ static uint16_t port_tx(void *arg, struct rte_mbuf **pkts, uint16_t n)
 static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 {
 	struct rte_mbuf *pkts[RN_DPDK_BURST];
-	uint16_t n = rte_eth_rx_burst(p->pid, 0, pkts, RN_DPDK_BURST);
+	uint16_t n = p->started ? rte_eth_rx_burst(p->pid, 0, pkts, RN_DPDK_BURST) : 0;
 	uint64_t nx;
 
 	p->st.polls++;
@@ -609,6 +664,8 @@ static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 		tcp_stack_input(p->stack, pkts, n);
 	}
 	nx = tcp_stack_poll(p->stack);
+	if (!p->link_up || p->memif_client)
+		port_link_watch(p, port_now_ns());
 	if (p->pass_fn != NULL)
 		p->pass_fn(p->pass_arg);
 	if (next_ns != NULL)

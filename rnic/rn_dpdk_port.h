@@ -115,7 +115,8 @@ struct rn_dpdk_port_stats {
 	uint64_t eth_ipackets, eth_opackets, eth_ierrors, eth_oerrors, eth_imissed;
 	/* the two pools: size and mbufs free now (cached ones count as free) */
 	uint64_t rx_pool_size, rx_pool_free, tx_pool_size, tx_pool_free;
-	bool link_up;         /* at the end of the open's wait */
+	uint64_t link_restarts;          /* a memif client's reconnects (link down) */
+	bool link_up;         /* at the last look (every 250 ms while down, or a memif client) */
 };
 void rn_dpdk_port_get_stats(struct rn_dpdk_port *p, struct rn_dpdk_port_stats *st);
 
