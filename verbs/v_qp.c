@@ -206,6 +206,30 @@ int softrnic_query_qp_term(struct ibv_qp *qp, struct softrnic_qp_term *term)
 	return 0;
 }
 
+/* The MPA parameters rn_qp_query reports once an LLP stream was handed over (verbs_ext.h). */
+int softrnic_query_qp_mpa(struct ibv_qp *qp, struct softrnic_qp_mpa *mpa)
+{
+	struct sv_qp *q = sv_qp(qp);
+	struct rn_qp_info info;
+	enum rn_status st;
+
+	if (!q || !mpa)
+		return EINVAL;
+	st = rn_qp_query(q->rn, &info);
+	if (st)
+		return sv_errno(st);
+	if (!info.has_llp)
+		return ENOENT;
+	*mpa = (struct softrnic_qp_mpa){
+		.rev = info.mpa.rev, .enhanced = info.mpa.enhanced, .crc = info.mpa.crc,
+		.markers_tx = info.mpa.markers_tx, .markers_rx = info.mpa.markers_rx,
+		.p2p = info.mpa.p2p, .rtr = (uint8_t)info.mpa.rtr,
+		.local_ird = info.mpa.local_ird, .local_ord = info.mpa.local_ord,
+		.peer_ird = info.mpa.peer_ird, .peer_ord = info.mpa.peer_ord,
+	};
+	return 0;
+}
+
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init)
 {

@@ -8,11 +8,17 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <softrnic/verbs_ext.h>
+
 #include "rcm_test_util.h"
+
+#include <rdma/rdma_verbs.h>
 
 /* DISCONNECTED must follow the other side's disconnect within this (the old state watch
  * polled every 20 ms; the notification is immediate, the bound leaves room for sanitizers). */
@@ -99,6 +105,17 @@ static void destroy_side(struct rdma_cm_id **id)
 	*id = NULL;
 }
 
+/* The client disconnects, both see DISCONNECTED; everything is destroyed. */
+static void close_pair(struct qpair *p)
+{
+	assert_int_equal(rdma_disconnect(p->cli), 0);
+	assert_int_equal(t_expect_ack(p->cch, RDMA_CM_EVENT_DISCONNECTED), 0);
+	assert_int_equal(t_expect_ack(p->sch, RDMA_CM_EVENT_DISCONNECTED), 0);
+	destroy_side(&p->child);
+	destroy_side(&p->cli);
+	teardown(p);
+}
+
 /* ---- IRD / ORD of rdma_accept --------------------------------------------------------- */
 
 static void test_accept_ird_ord(void **state)
@@ -142,12 +159,7 @@ static void test_accept_ird_ord(void **state)
 	assert_int_equal(ord, 3);
 	assert_int_equal(ird, 8);
 
-	assert_int_equal(rdma_disconnect(p.cli), 0);
-	assert_int_equal(t_expect_ack(p.cch, RDMA_CM_EVENT_DISCONNECTED), 0);
-	assert_int_equal(t_expect_ack(p.sch, RDMA_CM_EVENT_DISCONNECTED), 0);
-	destroy_side(&p.child);
-	destroy_side(&p.cli);
-	teardown(&p);
+	close_pair(&p);
 }
 
 /* A raw initiator: the Reply's RFC 6581 block carries rdma_accept's values under D7. */
@@ -282,12 +294,142 @@ static void test_disconnect_50(void **state)
 	teardown(&p);
 }
 
+/* ---- SOFTRNIC_MPA (F2): MPA options for applications that cannot ask for them -------- */
+
+/* A Send from the client lands at the server (bounded wait). */
+static void send_one(struct qpair *p)
+{
+	char rbuf[16] = { 0 }, sbuf[16] = "mpa options";
+	struct ibv_mr *mr_r = rdma_reg_msgs(p->child, rbuf, sizeof(rbuf));
+	struct ibv_mr *mr_s = rdma_reg_msgs(p->cli, sbuf, sizeof(sbuf));
+	struct ibv_wc wc;
+	long long end = t_now_ms() + 5000;
+	int n;
+
+	assert_non_null(mr_r);
+	assert_non_null(mr_s);
+	assert_int_equal(rdma_post_recv(p->child, NULL, rbuf, sizeof(rbuf), mr_r), 0);
+	assert_int_equal(rdma_post_send(p->cli, NULL, sbuf, sizeof(sbuf), mr_s, 0), 0);
+	while ((n = ibv_poll_cq(p->child->recv_cq, 1, &wc)) == 0 && t_now_ms() < end)
+		usleep(200);
+	assert_int_equal(n, 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_string_equal(rbuf, "mpa options");
+	assert_int_equal(rdma_dereg_mr(mr_r), 0);
+	assert_int_equal(rdma_dereg_mr(mr_s), 0);
+}
+
+/* Both sides run with SOFTRNIC_MPA=env (one process); what both QPs negotiated. */
+static void mpa_case(const char *env, struct softrnic_qp_mpa *cli, struct softrnic_qp_mpa *srv)
+{
+	struct rdma_conn_param cp = { .responder_resources = 4, .initiator_depth = 4 };
+	struct rdma_cm_event *ev;
+	struct qpair p;
+
+	if (env)
+		setenv("SOFTRNIC_MPA", env, 1);
+	else
+		unsetenv("SOFTRNIC_MPA");
+	listen_on(&p);
+	assert_int_equal(softrnic_query_qp_mpa(NULL, cli), EINVAL);
+	connect_qps(&p, &cp, &ev);
+	assert_int_equal(softrnic_query_qp_mpa(p.child->qp, srv), ENOENT); /* not yet */
+	rdma_ack_cm_event(ev);
+	assert_int_equal(rdma_accept(p.child, &cp), 0);
+	assert_int_equal(t_expect_ack(p.cch, RDMA_CM_EVENT_ESTABLISHED), 0);
+	assert_int_equal(t_expect_ack(p.sch, RDMA_CM_EVENT_ESTABLISHED), 0);
+	send_one(&p);
+	assert_int_equal(softrnic_query_qp_mpa(p.cli->qp, cli), 0);
+	assert_int_equal(softrnic_query_qp_mpa(p.child->qp, srv), 0);
+	close_pair(&p);
+	unsetenv("SOFTRNIC_MPA");
+}
+
+static void same(const struct softrnic_qp_mpa *a, const struct softrnic_qp_mpa *b)
+{
+	assert_int_equal(a->rev, b->rev);
+	assert_int_equal(a->enhanced, b->enhanced);
+	assert_int_equal(a->crc, b->crc);
+	assert_int_equal(a->p2p, b->p2p);
+	assert_int_equal(a->rtr, b->rtr);
+}
+
+static void test_mpa_env(void **state)
+{
+	struct softrnic_qp_mpa c, s;
+
+	(void)state;
+	mpa_case(NULL, &c, &s); /* defaults: rev 2, enhanced, peer-to-peer (a Write RTR), no CRC */
+	same(&c, &s);
+	assert_int_equal(c.rev, 2);
+	assert_true(c.enhanced && c.p2p && !c.crc);
+	assert_int_equal(c.rtr, 2);
+	assert_int_equal(c.peer_ird, 4);
+	mpa_case("crc", &c, &s);
+	same(&c, &s);
+	assert_true(c.crc && c.p2p);
+	mpa_case("crc,rtr=read", &c, &s); /* the zero-length Read as RTR */
+	same(&c, &s);
+	assert_true(c.crc && c.p2p);
+	assert_int_equal(c.rtr, 4);
+	mpa_case("nop2p", &c, &s);
+	same(&c, &s);
+	assert_true(c.enhanced && !c.p2p && !c.crc);
+	assert_int_equal(c.rtr, 0);
+	mpa_case("noenhanced", &c, &s);
+	same(&c, &s);
+	assert_int_equal(c.rev, 2);
+	assert_true(!c.enhanced && !c.p2p);
+	assert_int_equal(c.peer_ird, 0x3FFF);
+	mpa_case("rev1,crc", &c, &s);
+	same(&c, &s);
+	assert_int_equal(c.rev, 1);
+	assert_true(!c.enhanced && !c.p2p && c.crc);
+	mpa_case("markers,crc", &c, &s); /* both ask: markers in both directions */
+	same(&c, &s);
+	assert_true(c.markers_tx && c.markers_rx && s.markers_tx && s.markers_rx && c.crc);
+}
+
+/* An option we do not know: rdma_listen and rdma_connect say EINVAL. */
+static void test_mpa_env_bad(void **state)
+{
+	static const char *const bad[] = { "crc,bogus", "rtr=", "rtr=write+", "rtr=fast", "CRC" };
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in any = t_addr4("127.0.0.1", 0), dst = t_addr4("127.0.0.1", 9);
+	struct rdma_cm_id *id;
+
+	(void)state;
+	assert_non_null(ch);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("SOFTRNIC_MPA", bad[i], 1);
+		assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+		assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&any), 0);
+		errno = 0;
+		assert_int_equal(rdma_listen(id, 8), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(rdma_destroy_id(id), 0);
+		assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+		assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
+		assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED), 0);
+		assert_int_equal(rdma_resolve_route(id, 1000), 0);
+		assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED), 0);
+		errno = 0;
+		assert_int_equal(rdma_connect(id, NULL), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(rdma_destroy_id(id), 0);
+	}
+	unsetenv("SOFTRNIC_MPA");
+	rdma_destroy_event_channel(ch);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accept_ird_ord),
 		cmocka_unit_test(test_accept_ird_ord_reply_bytes),
 		cmocka_unit_test(test_disconnect_50),
+		cmocka_unit_test(test_mpa_env),
+		cmocka_unit_test(test_mpa_env_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,11 +20,16 @@ static socklen_t sa_len(const struct sockaddr *sa)
 					 : sizeof(struct sockaddr_in);
 }
 
-static void cfg_for(struct rn_cm_cfg *cfg, uint8_t ird, uint8_t ord)
+/* The MPA policy: defaults, SOFTRNIC_MPA (cma_mpa_env.c), the IRD / ORD asked for; -EINVAL
+ * when SOFTRNIC_MPA names an option we do not know. */
+static int cfg_for(struct rn_cm_cfg *cfg, uint8_t ird, uint8_t ord)
 {
 	rn_cm_cfg_default(cfg);
+	if (rcm_mpa_env(&cfg->policy) != 0)
+		return -EINVAL;
 	cfg->policy.ird = ird;
 	cfg->policy.ord = ord;
+	return 0;
 }
 
 /* ---- engine side ---------------------------------------------------------------------- */
@@ -209,7 +214,11 @@ static void new_child(struct rcm_id *lis, struct rn_conn *conn)
 	c->ird = c->ord = 0xFF;
 	addrs_from(c, conn);
 	rcm_dev_max_rd(c->pub.verbs, &ird, &ord);
-	cfg_for(&cfg, ird, ord);
+	if (cfg_for(&cfg, ird, ord) != 0) { /* SOFTRNIC_MPA changed after rdma_listen */
+		free(c);
+		rn_conn_abort(conn);
+		return;
+	}
 	if (rn_cm_passive(conn, &cfg, &c->cm) != 0) { /* conn is gone either way */
 		free(c);
 		return;
@@ -316,6 +325,9 @@ RCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	struct sockaddr *src = &id->route.addr.src_addr;
 	struct rn_conn *l;
 	const struct rn_transport *tp;
+	struct rn_cm_cfg cfg;
+	if (cfg_for(&cfg, 0, 0) != 0) /* a SOFTRNIC_MPA we do not know: say so now */
+		return rcm_err(EINVAL);
 	int rc = rn_transport_default(&tp); /* kernel sockets, or DPDK (docs/dpdk-rdma.md) */
 	if (rc == 0)
 		rc = rn_tp_listen(tp, src, sa_len(src), backlog > 0 ? backlog : 128, &l);
@@ -365,8 +377,9 @@ static int start_connect(struct rcm_id *r, const struct rdma_conn_param *p)
 	const struct sockaddr *dst = &r->pub.route.addr.dst_addr;
 
 	const struct rn_transport *tp;
-	cfg_for(&cfg, r->ird, r->ord);
-	int rc = rn_transport_default(&tp);
+	int rc = cfg_for(&cfg, r->ird, r->ord);
+	if (rc == 0)
+		rc = rn_transport_default(&tp);
 	if (rc == 0)
 		rc = rn_cm_connect(tp, dst, sa_len(dst), &cfg, p ? p->private_data : NULL,
 				   p ? p->private_data_len : 0, &r->cm);

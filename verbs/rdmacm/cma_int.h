@@ -146,6 +146,8 @@ void rcm_engine_kick(void); /* something to drive changed: rebuild the wait set 
 
 /* What id waits on now: fd (-1: nothing), poll events, ms until its timer (-1: none). */
 int rcm_conn_wait(const struct rcm_id *id, short *events, int *timeout_ms);
+/* cma_mpa_env.c: SOFTRNIC_MPA's options applied to p; -1 (said on stderr) when unknown */
+int rcm_mpa_env(struct mpa_policy *p);
 void rcm_conn_progress(struct rcm_id *id);
 void rcm_id_teardown(struct rcm_id *id); /* release CM / stream / listener state */
 

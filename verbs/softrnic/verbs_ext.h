@@ -96,6 +96,21 @@ struct softrnic_qp_term {
 };
 int softrnic_query_qp_term(struct ibv_qp *qp, struct softrnic_qp_term *term);
 
+/* What MPA negotiated for a connected QP (RFC 5044 / RFC 6581): the options softrnic's
+ * rdma_cm takes from SOFTRNIC_MPA (docs/rdmacm.md) and the peer's answer. 0 when the QP has
+ * a connection, ENOENT when it never had one (Idle), EINVAL for a NULL argument. */
+struct softrnic_qp_mpa {
+	uint8_t rev;            /* 1 or 2 */
+	uint8_t enhanced;       /* the RFC 6581 IRD/ORD block was exchanged */
+	uint8_t crc;            /* CRC32c on both directions */
+	uint8_t markers_tx;     /* we put markers into what we send */
+	uint8_t markers_rx;     /* the peer puts markers into what we receive */
+	uint8_t p2p;            /* an RTR message opened the connection */
+	uint8_t rtr;            /* which: 1 zero-length Send, 2 Write, 4 Read (0: none) */
+	uint16_t local_ird, local_ord, peer_ird, peer_ord; /* 0x3FFF: the peer did not say */
+};
+int softrnic_query_qp_mpa(struct ibv_qp *qp, struct softrnic_qp_mpa *mpa);
+
 /* The RNIC's completion status text for ibv_wc.vendor_err of a failed completion (RDMA Verbs
  * Fig. 36 wording, e.g. "Base and bounds violation"). */
 const char *softrnic_wc_vendor_str(uint32_t vendor_err);
