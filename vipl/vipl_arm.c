@@ -30,9 +30,14 @@ static uint64_t coarse_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-void vipl_poll_inline(struct vipl_vi *vi)
+void vipl_note_polling(struct vipl_vi *vi)
 {
 	vi->inline_us = coarse_us();
+}
+
+void vipl_poll_inline(struct vipl_vi *vi)
+{
+	vipl_note_polling(vi);
 	vipl_poll_cq(vi);
 }
 

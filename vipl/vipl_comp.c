@@ -225,8 +225,14 @@ static VIP_RETURN qdone(void *h, bool recv, bool wait, VIP_ULONG timeout, VIP_DE
 			rc = VIP_INVALID_PARAMETER;
 			break;
 		}
+		/* a head the NIC thread completed already still counts as polling: else that
+		 * thread, seeing no recent inline poll, keeps the CQ armed and takes every
+		 * completion (and the NIC lock) from then on (measured: vipl-bw's sender woke it
+		 * once per 5 messages, 0.73x raw verbs' bandwidth) */
 		if (q->head != NULL && q->head->state != WQE_DONE && vi->c.cq != NULL)
 			vipl_poll_inline(vi);
+		else if (vi->c.cq != NULL)
+			vipl_note_polling(vi);
 		if ((*out = vipl_wq_dequeue(q)) != NULL) {
 			rc = VIP_SUCCESS;
 			break;

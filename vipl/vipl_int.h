@@ -271,6 +271,9 @@ uint64_t vipl_deadline(VIP_ULONG timeout_ms);
 /* vipl_arm.c: adaptive CQ arming (NIC lock held) */
 uint64_t vipl_now_us(void);
 void vipl_poll_inline(struct vipl_vi *vi);
+/* The application is polling vi (a Done, or Wait's inline phase) though nothing needed
+ * polling: the NIC thread must still see it as polling (vipl_cq_event). */
+void vipl_note_polling(struct vipl_vi *vi);
 void vipl_arm(struct vipl_vi *vi);
 void vipl_arm_forget(struct vipl_vi *vi);
 void vipl_cq_event(struct vipl_vi *vi);
