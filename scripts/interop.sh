@@ -16,6 +16,8 @@
 # data verified (-V on the client), captures the bridge, decodes it with tshark and
 # apps/iwarp-dump, and checks the negotiated MPA options. Writes OUT/matrix.md (default OUT:
 # BUILD_DIR/interop-matrix) and exits non-zero if a case failed.
+# The MPA_CASES run softrnic as initiator with SOFTRNIC_MPA options (crc, nop2p, rev1) against
+# stock siw. IA_ONLY=REGEX runs only the cases whose names match.
 # Needs root. Takes ~5 min on a 2-core TCG host. IA_ATTEMPTS (default 4) bounds the retries
 # of a host-client case that fails with the siw race signature (docs/interop.md F1).
 set -uo pipefail
@@ -92,6 +94,13 @@ CASES=(
 	"rev1-h2g-64    g4 h2g |-C 10 -v|       |-C 10 -v -V|          2,0,0,8001c001 2,0,0,80018001 0"
 )
 
+# softrnic as initiator with SOFTRNIC_MPA options (docs/rdmacm.md): OPTIONS|a CASES line
+MPA_CASES=(
+	"crc|mpacrc-h2g-64  g1 h2g |-C 10 -v|     |-C 10 -v -V|          2,1,0,8001c001 2,1,0,80018001 1"
+	"nop2p|nop2p-h2g-64 g1 h2g |-C 10 -v|     |-C 10 -v -V|          2,0,0,00010001 2,0,0,00010001 0"
+	"rev1|mpa1-h2g-64   g1 h2g |-C 10 -v|     |-C 10 -v -V|          1,0,0, 1,0,0, 0"
+)
+
 fails=0
 {
 	echo "| case | siw | direction | result | attempts | MPA request (rev,C,M,pd) | MPA reply | FPDUs tshark / iwarp-dump | CRC good/bad | malformed | notes |"
@@ -138,7 +147,15 @@ run_case() {   # the fields of one CASES line
 	echo "$name: $res ($dec; attempts $tries)"
 }
 
-for c in "${CASES[@]}"; do run_case "$c"; done
+# IA_ONLY=REGEX runs only the cases whose name matches
+want() { [ -z "${IA_ONLY:-}" ] || [[ $(awk '{print $1}' <<<"$1") =~ $IA_ONLY ]]; }
+for c in "${CASES[@]}"; do want "$c" && run_case "$c"; done
+for c in "${MPA_CASES[@]}"; do
+	want "${c#*|}" || continue
+	export SOFTRNIC_MPA=${c%%|*}
+	run_case "${c#*|}"
+	unset SOFTRNIC_MPA
+done
 ia_sv exec g1 'dmesg | grep -i siw | tail -n 20' >"$OUT/g1-dmesg.log" 2>&1
 cat "$OUT/matrix.md"
 [ $fails = 0 ]
