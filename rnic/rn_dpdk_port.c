@@ -476,10 +476,6 @@ static int port_mtu_mac(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err
 	return 0;
 }
 
-/* memif has no link until its peer connects, af_packet follows the interface: a SYN sent
- * before that is lost and costs the engine a 1 s RTO. Wait up to link_wait_ms, polling every
- * millisecond (ring and pcap are up at once); still down is no error, the peer may come
- * later (a memif server waits for its client). A PMD that cannot tell is not waited for. */
 #define PORT_LINK_LOOK_NS 250000000ull  /* a link that is down is looked at this often */
 
 static bool port_link_get(struct rn_dpdk_port *p)
@@ -518,6 +514,10 @@ static void port_link_watch(struct rn_dpdk_port *p, uint64_t now)
 		rte_log_set_level((uint32_t)lt, (uint32_t)level);
 }
 
+/* memif has no link until its peer connects, af_packet follows the interface: a SYN sent
+ * before that is lost and costs the engine a 1 s RTO. Wait up to link_wait_ms, polling every
+ * millisecond (ring and pcap are up at once); still down is no error, the peer may come
+ * later (a memif server waits for its client). A PMD that cannot tell is not waited for. */
 static void port_link_wait(struct rn_dpdk_port *p)
 {
 	uint64_t end = port_now_ns() + (uint64_t)p->cfg.link_wait_ms * 1000000u, now;

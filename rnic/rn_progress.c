@@ -187,13 +187,13 @@ unsigned rn_progress_spin_us(const struct rn_progress *eng)
 	return atomic_load(&((struct rn_progress *)eng)->spin_us);
 }
 
-/* Only moves the deadline forward, and only by a useful step: a consumer calls this on every
- * empty poll, and a store per call would bounce the cache line with the engine's reads. */
 uint64_t rn_progress_now_ns(void)
 {
 	return now_ns();
 }
 
+/* Only moves the deadline forward, and only by a useful step: a consumer calls this on every
+ * empty poll, and a store per call would bounce the cache line with the engine's reads. */
 void rn_progress_hold(struct rn_progress *eng, uint64_t now, unsigned us)
 {
 	uint64_t until = now + (uint64_t)us * 1000u;
