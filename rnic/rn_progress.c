@@ -10,7 +10,9 @@
  * KICK (internal: a timer moved to the head, or stop). A waker writes the eventfd only when it
  * sets the first bit and the driver has announced it is going to sleep; the driver announces
  * (`sleeping` = 1) and then re-checks `pending` before it blocks. Both sides use seq_cst, so
- * either the waker sees `sleeping` or the driver sees `pending` (no lost wake-up). */
+ * either the waker sees `sleeping` or the driver sees `pending` (no lost wake-up). A pass that
+ * takes any bit, KICK included, does not block: a kick asks the loop to look at its state
+ * (`stop`, the hold) again, and that look comes after the pass. */
 #include "rn_progress.h"
 
 #include <errno.h>
