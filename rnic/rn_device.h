@@ -117,7 +117,8 @@ int rn_device_progress(struct rn_device *dev, int timeout_ms);
  * receive / transmit work of the QPs that complete into cq in the caller's thread (a try-lock
  * per QP: one the engine or another poller works on is skipped; one read per QP, at most
  * RN_DEVICE_POLL_QPS QPs per call), as an rn_mem reader for the duration. RN_DEVICE_STREAK_RUN
- * empty polls in a row, each within RN_DEVICE_STREAK_NS of the one before, mark a busy-polling
+ * polls in a row (empty ones, or ones that reaped: rn_device_cq_reaped), each within
+ * RN_DEVICE_STREAK_NS of the one before, mark a busy-polling
  * consumer: the engine's thread is put on hold (rn_progress_hold) for RN_DEVICE_HOLD_US, so it
  * does not compete for the core. Returns the number of QPs that did something (then poll
  * again). */
@@ -126,6 +127,8 @@ int rn_device_progress(struct rn_device *dev, int timeout_ms);
 #define RN_DEVICE_STREAK_RUN 4u
 #define RN_DEVICE_HOLD_US 200u
 int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq);
+/* A poll of a CQ returned completions: it counts in the busy-poll run above as well. */
+void rn_device_cq_reaped(struct rn_device *dev);
 /* The consumer is about to block (it armed a CQ): end any hold, the engine watches again. */
 void rn_device_consumer_blocks(struct rn_device *dev);
 

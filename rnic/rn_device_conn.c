@@ -280,7 +280,7 @@ static bool conn_pin(struct rn_dev_conn *c)
 
 /* The attached objects to progress from a poll of cq, pinned; at most max: those feeding cq
  * first, then the others. The others too because a busy-polling consumer holds the engine's
- * thread off (note_empty_poll): a QP that completes elsewhere, or not at all (the responder
+ * thread off (note_poll): a QP that completes elsewhere, or not at all (the responder
  * of RDMA Reads while the application polls another QP's CQ), would wait out every hold
  * (measured: ib_read_lat t_typical ~200 us, the server polling its handshake QP's CQ). */
 static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
@@ -303,10 +303,12 @@ static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
 	return n;
 }
 
-/* A run of empty polls close together: a consumer busy-polling its CQ; hold the engine's
- * thread. One empty poll per round trip (ib_write_lat reaping between memory spins) is no
- * run: that consumer needs the thread to place what it spins on. Relaxed: a heuristic. */
-static void note_empty_poll(struct rn_device *dev, uint64_t now)
+/* A run of polls close together: a consumer busy-polling its CQ; hold the engine's thread.
+ * One poll per round trip (ib_write_lat reaping between memory spins) is no run: that
+ * consumer needs the thread to place what it spins on. Polls that found completions count
+ * too: a consumer reaping a stream of them would otherwise never hold the thread, which then
+ * keeps placing (and taking the socket's lock) beside it. Relaxed: a heuristic. */
+static void note_poll(struct rn_device *dev, uint64_t now)
 {
 	uint64_t prev;
 	unsigned run;
@@ -344,8 +346,14 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	if (rd)
 		rn_mem_reader_unregister(dev->mem, reader);
 	if (!did)
-		note_empty_poll(dev, now);
+		note_poll(dev, now);
 	return did;
+}
+
+void rn_device_cq_reaped(struct rn_device *dev)
+{
+	if (rn_device_valid(dev))
+		note_poll(dev, rn_progress_now_ns());
 }
 
 void rn_device_consumer_blocks(struct rn_device *dev)
