@@ -746,6 +746,8 @@ int rn_progress_start(struct rn_progress *eng)
 	rc = pthread_create(&eng->thread, NULL, engine_main, eng);
 	if (rc)
 		atomic_store(&eng->mode, MODE_IDLE);
+	else
+		pthread_setname_np(eng->thread, "srn-progress");
 	pthread_mutex_unlock(&eng->ctl);
 	return -rc;
 }

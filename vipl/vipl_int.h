@@ -156,7 +156,10 @@ struct vipl_vi {
 	uint64_t retry_ms;           /* peer connect (active): reconnect at; 0 none */
 	unsigned sge_max, rsge_max;
 	uint64_t inline_us;          /* last inline poll by the application (vipl_arm.c) */
-	uint64_t rearm_us;           /* unarmed: the thread re-arms the CQ then */
+	uint64_t inline_polls;       /* inline polls so far (vipl_arm.c) */
+	uint64_t polls_seen;         /* unarmed: inline_polls when the thread last looked */
+	uint64_t rearm_us;           /* unarmed: the thread looks again (re-arms or waits) then */
+	uint32_t rearm_gap_us;       /* unarmed: the current look interval (doubles) */
 	bool unarmed;                /* the verbs CQ is not armed (the application polls) */
 	struct vipl_vi *next;
 };

@@ -120,6 +120,7 @@ int vipl_thread_start(struct vipl_nic *nic)
 		return -1;
 	if (pthread_create(&nic->thread, NULL, thread_main, nic) != 0)
 		return -1;
+	pthread_setname_np(nic->thread, "vipl-nic");
 	nic->thread_started = true;
 	return 0;
 }

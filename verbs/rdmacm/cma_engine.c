@@ -127,6 +127,8 @@ int rcm_engine_get(void)
 		else if ((rc = -pthread_create(&eng.thr, NULL, engine_main, NULL)) != 0) {
 			close(eng.bell);
 			eng.bell = -1;
+		} else {
+			pthread_setname_np(eng.thr, "srn-cma");
 		}
 	}
 	if (rc == 0)
