@@ -10,6 +10,7 @@ PACKAGES=(
   ibverbs-utils rdmacm-utils perftest   # Debian programs the drop-in tests run (tests/dropin)
   libsodium-dev iperf3                  # TCP engine: SipHash for RFC 6528 ISNs; the iperf3 baseline
   iputils-ping                          # tests/tcp/net: the kernel pings softrnic-port
+  ethtool                               # veth offloads off for af_packet (tests/tcp, tests/dpdk)
 )
 
 missing=()
