@@ -12,19 +12,25 @@
  *             Write twice: its target spinning on memory only, and polling its CQ while it
  *             spins (Write-P, softrnic-perf -P: the goal's like for like),
  *             and Write / Read / Send bandwidth with 64 KiB messages, sized to run ~1.5 s.
- *   Each softrnic latency is printed with its ratios to polling TCP (p50, p99; like for like,
- *             the one the goal is judged on) and to blocking TCP (p50, for information); each
- *             bandwidth with its ratio to the bulk figure.
+ *   Each softrnic latency is printed with its ratios to polling TCP (p50, p99; like for like)
+ *             and to blocking TCP (p50, for information); each bandwidth with its ratio to the
+ *             bulk figure. That first table is one pass, for information.
+ *   Goals:    judged on pairs. For each goal row (Write-P and Send at 8 and 64 bytes, Write
+ *             bandwidth) --reps R times (default 5): the softrnic run and its TCP baseline
+ *             back to back, in alternating order, and their ratio; the verdict is the median of
+ *             the R ratios. On this shared 2-core machine the TCP ping-pong alone moved between
+ *             3.9 and 6.8 us from one run to the next (2026-11-22), so a baseline measured
+ *             minutes earlier judged noise; two runs side by side share the machine's state.
  *
- *   rdma_bench [--iters N] [--seconds S] [--busy] [--no-pin]
+ *   rdma_bench [--iters N] [--seconds S] [--reps R] [--busy] [--no-pin]
  *
  * softrnic's applications spin with sched_yield() by default, so that the application and the
  * library's progress thread, which share the process's core, never both busy-poll; --busy makes
  * the application poll without yielding (perftest's way). The polling TCP ping-pong follows
  * the same setting.
  * Goals (from the issue): Write bandwidth >= 0.9x TCP; Send and Write latency p50 <= 1.3x
- * TCP ping-pong (the polling one; Write judged on Write-P). Exit status 0 when every goal is met, 3 when one is
- * missed, 1 on failure.
+ * TCP ping-pong (the polling one; Write judged on Write-P). Exit status 0 when every goal's
+ * median pair ratio meets it, 3 when one is missed, 1 on failure.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +46,7 @@
 struct bench_opts {
 	uint32_t iters;
 	double seconds;
+	unsigned reps;
 	enum vx_poll mode;
 	bool pin;
 };
@@ -133,7 +140,7 @@ static const char *const test_names[] = { "Write", "Read", "Send" };
  * its CQ while it spins (softrnic-perf -P), like the polling TCP side that calls recv() on
  * every try: the goal is judged on that one. */
 static int lat_row(const struct bench_opts *o, const struct tcp_base *b, enum perf_test t,
-                   bool poll_cq, int si, bool *miss)
+                   bool poll_cq, int si)
 {
 	struct bench_out r;
 	double k = t == PERF_READ ? 2.0 : 1.0;   /* a Read is a round trip */
@@ -145,48 +152,134 @@ static int lat_row(const struct bench_opts *o, const struct tcp_base *b, enum pe
 		return -1;
 	}
 	double ratio = r.p50_us / base50;
-	bool goal = t == PERF_SEND || (t == PERF_WRITE && poll_cq), ok = !goal || ratio <= 1.3;
-	*miss |= !ok;
+	bool goal = t == PERF_SEND || (t == PERF_WRITE && poll_cq);
 	printf("  %-7s %2u B  p50 %7.2f  p99 %7.2f | polling x%.2f p50 x%.2f p99 | blocking x%.2f"
 	       " p50%s\n", name, lat_sizes[si], r.p50_us, r.p99_us, ratio,
-	       r.p99_us / base99, r.p50_us / blk50,
-	       goal ? (ok ? "  (goal <= 1.3: met)" : "  (goal <= 1.3: MISSED)") : "");
+	       r.p99_us / base99, r.p50_us / blk50, goal ? "  (goal row: judged below)" : "");
 	return 0;
 }
 
-static int bw_row(const struct bench_opts *o, const struct tcp_base *b, enum perf_test t,
-                  bool *miss)
+/* 64 KiB messages for ~seconds at the TCP bulk rate. */
+static uint32_t bw_iters(const struct bench_opts *o, double tcp_mib_s)
+{
+	double want = tcp_mib_s * 16 * o->seconds;
+	return want < 2000 ? 2000 : want > 400000 ? 400000 : (uint32_t)want;
+}
+
+static int bw_row(const struct bench_opts *o, const struct tcp_base *b, enum perf_test t)
 {
 	struct bench_out r;
-	double want = b->bulk.mib_s * 16 * o->seconds;   /* 64 KiB messages in ~seconds */
-	uint32_t iters = want < 2000 ? 2000 : want > 400000 ? 400000 : (uint32_t)want;
+	uint32_t iters = bw_iters(o, b->bulk.mib_s);
 	if (rdma_run(o, t, false, false, 65536, iters, &r)) {
 		printf("  %-5s  FAILED\n", test_names[t]);
 		return -1;
 	}
-	double ratio = r.mib_s / b->bulk.mib_s;
-	bool goal = t == PERF_WRITE, ok = !goal || ratio >= 0.9;
-	*miss |= !ok;
 	printf("  %-5s  %10.1f MiB/s  (%u x 64 KiB) | TCP %10.1f MiB/s | x%.2f  %s\n",
-	       test_names[t], r.mib_s, iters, b->bulk.mib_s, ratio,
-	       goal ? (ok ? "(goal >= 0.9: met)" : "(goal >= 0.9: MISSED)") : "");
+	       test_names[t], r.mib_s, iters, b->bulk.mib_s, r.mib_s / b->bulk.mib_s,
+	       t == PERF_WRITE ? "(goal row: judged below)" : "");
 	return 0;
 }
 
-static int measure_rdma(const struct bench_opts *o, const struct tcp_base *b, bool *miss)
+static int measure_rdma(const struct bench_opts *o, const struct tcp_base *b)
 {
 	int failed = 0;
 	printf("softrnic (kernel-socket transport, 127.0.0.1; latency in us; ratios to the TCP\n"
-	       "ping-pong above, Read to its whole round trip; goal judged against polling TCP)\n");
+	       "ping-pong above, Read to its whole round trip; one pass, for information)\n");
 	for (int si = 0; si < 2; si++) {
-		failed |= lat_row(o, b, PERF_WRITE, false, si, miss);
-		failed |= lat_row(o, b, PERF_WRITE, true, si, miss);
+		failed |= lat_row(o, b, PERF_WRITE, false, si);
+		failed |= lat_row(o, b, PERF_WRITE, true, si);
 		for (int t = PERF_READ; t <= PERF_SEND; t++)
-			failed |= lat_row(o, b, (enum perf_test)t, false, si, miss);
+			failed |= lat_row(o, b, (enum perf_test)t, false, si);
 	}
 	printf("softrnic bandwidth, 64 KiB messages\n");
 	for (int t = PERF_WRITE; t <= PERF_SEND; t++)
-		failed |= bw_row(o, b, (enum perf_test)t, miss);
+		failed |= bw_row(o, b, (enum perf_test)t);
+	return failed ? -1 : 0;
+}
+
+/* ---- goals, judged on back-to-back pairs ----------------------------------------------- */
+
+struct goal {
+	const char *name;
+	enum perf_test t;
+	bool lat, poll_cq;
+	uint32_t size;
+	double limit;   /* latency: ratio <= limit; bandwidth: ratio >= limit */
+};
+
+static const struct goal goals[] = {
+	{ "Write-P  8 B p50", PERF_WRITE, true, true, 8, 1.3 },
+	{ "Write-P 64 B p50", PERF_WRITE, true, true, 64, 1.3 },
+	{ "Send     8 B p50", PERF_SEND, true, false, 8, 1.3 },
+	{ "Send    64 B p50", PERF_SEND, true, false, 64, 1.3 },
+	{ "Write 64 KiB bw", PERF_WRITE, false, false, 65536, 0.9 },
+};
+
+/* One side of a pair: the TCP baseline (polling ping-pong or bulk) or the softrnic run. */
+static int goal_side(const struct bench_opts *o, const struct goal *g, bool tcp, double tcp_mib_s,
+                     double *v)
+{
+	struct bench_out r;
+	enum tcp_wait poll = o->mode == VX_BUSY ? TCP_POLL_BUSY : TCP_POLL_YIELD;
+	int rc = tcp ? (g->lat ? tcp_pingpong(g->size, o->iters, poll, &r)
+	                       : tcp_bulk(65536, o->seconds, &r))
+	             : rdma_run(o, g->t, g->lat, g->poll_cq, g->size,
+	                        g->lat ? o->iters : bw_iters(o, tcp_mib_s), &r);
+	if (rc == 0)
+		*v = g->lat ? r.p50_us : r.mib_s;
+	return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* R pairs of one goal, alternating which side runs first; prints them and the verdict. */
+static int goal_row(const struct bench_opts *o, const struct goal *g, double bulk_mib_s,
+                    bool *miss)
+{
+	double q[64], rd[64], tc[64];
+	unsigned n = o->reps;
+	for (unsigned i = 0; i < n; i++) {
+		bool tcp_first = i % 2 == 0;
+		double first, second;
+		if (goal_side(o, g, tcp_first, bulk_mib_s, &first) ||
+		    goal_side(o, g, !tcp_first, tcp_first ? first : bulk_mib_s, &second)) {
+			printf("  %-16s FAILED\n", g->name);
+			return -1;
+		}
+		tc[i] = tcp_first ? first : second;
+		rd[i] = tcp_first ? second : first;
+		if (!g->lat)
+			bulk_mib_s = tc[i];
+		q[i] = rd[i] / tc[i];
+	}
+	printf("  %-16s", g->name);
+	for (unsigned i = 0; i < n; i++)
+		printf(" %.2f", q[i]);
+	double mq = median(q, n), mr = median(rd, n), mt = median(tc, n);
+	bool ok = g->lat ? mq <= g->limit : mq >= g->limit;
+	*miss |= !ok;
+	printf(" | median x%.2f (softrnic %.2f, TCP %.2f %s) goal %s %.1f: %s\n", mq, mr, mt,
+	       g->lat ? "us" : "MiB/s", g->lat ? "<=" : ">=", g->limit, ok ? "met" : "MISSED");
+	return 0;
+}
+
+static int measure_goals(const struct bench_opts *o, const struct tcp_base *b, bool *miss)
+{
+	int failed = 0;
+	printf("goals: %u back-to-back pairs each (softrnic / TCP ratio per pair, TCP first in "
+	       "odd pairs), judged on the median ratio\n", o->reps);
+	for (size_t i = 0; i < sizeof goals / sizeof goals[0]; i++)
+		failed |= goal_row(o, &goals[i], b->bulk.mib_s, miss);
 	return failed ? -1 : 0;
 }
 
@@ -194,9 +287,11 @@ static void parse(struct bench_opts *o, int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{ "iters", required_argument, NULL, 'n' }, { "seconds", required_argument, NULL, 's' },
-		{ "busy", no_argument, NULL, 'b' }, { "no-pin", no_argument, NULL, 'u' }, { 0 },
+		{ "busy", no_argument, NULL, 'b' }, { "no-pin", no_argument, NULL, 'u' },
+		{ "reps", required_argument, NULL, 'r' }, { 0 },
 	};
-	*o = (struct bench_opts){ .iters = 20000, .seconds = 1.5, .mode = VX_YIELD, .pin = true };
+	*o = (struct bench_opts){ .iters = 20000, .seconds = 1.5, .reps = 5, .mode = VX_YIELD,
+				  .pin = true };
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (opt) {
@@ -204,13 +299,15 @@ static void parse(struct bench_opts *o, int argc, char **argv)
 		case 's': o->seconds = strtod(optarg, NULL); break;
 		case 'b': o->mode = VX_BUSY; break;
 		case 'u': o->pin = false; break;
+		case 'r': o->reps = (unsigned)strtoul(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: rdma_bench [--iters N] [--seconds S] [--busy] [--no-pin]\n");
+			fprintf(stderr, "usage: rdma_bench [--iters N] [--seconds S] [--reps R] [--busy]"
+				" [--no-pin]\n");
 			exit(1);
 		}
 	}
-	if (o->iters < 100 || o->seconds <= 0.05) {
-		fprintf(stderr, "rdma_bench: --iters >= 100 and --seconds > 0.05\n");
+	if (o->iters < 100 || o->seconds <= 0.05 || o->reps < 1 || o->reps > 64) {
+		fprintf(stderr, "rdma_bench: --iters >= 100, --seconds > 0.05, 1 <= --reps <= 64\n");
 		exit(1);
 	}
 }
@@ -228,7 +325,9 @@ int main(int argc, char **argv)
 	       o.mode == VX_BUSY ? "busy-poll" : "spin with sched_yield");
 	if (measure_tcp(&o, &b))
 		return 1;
-	int rc = measure_rdma(&o, &b, &miss);
+	int rc = measure_rdma(&o, &b);
+	printf("\n");
+	rc |= measure_goals(&o, &b, &miss);
 	printf("\n%s\n", rc ? "rdma_bench: some measurements FAILED"
 	                    : miss ? "rdma_bench: a goal was MISSED" : "rdma_bench: all goals met");
 	return rc ? 1 : miss ? 3 : 0;
