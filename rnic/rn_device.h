@@ -125,7 +125,7 @@ int rn_device_progress(struct rn_device *dev, int timeout_ms);
 #define RN_DEVICE_POLL_QPS 8
 #define RN_DEVICE_STREAK_NS 10000u
 #define RN_DEVICE_STREAK_RUN 4u
-#define RN_DEVICE_HOLD_US 200u
+#define RN_DEVICE_HOLD_US 2000u
 int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq);
 /* A poll of a CQ returned completions: it counts in the busy-poll run above as well. */
 void rn_device_cq_reaped(struct rn_device *dev);
