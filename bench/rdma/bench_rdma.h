@@ -4,6 +4,7 @@
 #define BENCH_RDMA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* What a measuring child sends back to the parent. */
@@ -20,6 +21,9 @@ int bench_pair(int (*server)(void *), int (*client)(void *, struct bench_out *),
                unsigned delay_ms, unsigned timeout_s, struct bench_out *out);
 
 extern int bench_server_cpu, bench_client_cpu;
+
+/* Sorts v ascending (percentiles of a run, medians of repetitions). */
+void bench_sort(double *v, size_t n);
 
 /* How a TCP ping-pong side waits for the peer's message. */
 enum tcp_wait {

@@ -230,15 +230,9 @@ static int goal_side(const struct bench_opts *o, const struct goal *g, bool tcp,
 	return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double median(double *v, unsigned n)
 {
-	qsort(v, n, sizeof *v, cmp_double);
+	bench_sort(v, n);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -26,12 +26,6 @@ struct tcp_arg {
 	double seconds;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static int listen_any(uint16_t *port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -173,7 +167,7 @@ static int pingpong_client(void *p, struct bench_out *out)
 	int fd = connect_lo(a->port);
 	int rc = ns && fd >= 0 && set_wait(fd, a->wait) == 0 ? pingpong_rounds(fd, a, ns) : -1;
 	if (rc == 0) {
-		qsort(ns, a->iters, sizeof *ns, cmp_double);
+		bench_sort(ns, a->iters);
 		out->p50_us = ns[a->iters / 2] / 1000;
 		out->p99_us = ns[(uint32_t)(a->iters * 0.99)] / 1000;
 	}
