@@ -243,15 +243,15 @@ static int goal_row(const struct bench_opts *o, const struct goal *g, double bul
 	double q[64], rd[64], tc[64];
 	unsigned n = o->reps;
 	for (unsigned i = 0; i < n; i++) {
-		bool tcp_first = i % 2 == 0;
-		double first, second;
-		if (goal_side(o, g, tcp_first, bulk_mib_s, &first) ||
-		    goal_side(o, g, !tcp_first, tcp_first ? first : bulk_mib_s, &second)) {
+		/* a bandwidth run is sized from the latest TCP bulk figure */
+		int rc = i % 2 == 0 ? goal_side(o, g, true, 0, &tc[i]) ||
+				      goal_side(o, g, false, tc[i], &rd[i])
+				    : goal_side(o, g, false, bulk_mib_s, &rd[i]) ||
+				      goal_side(o, g, true, 0, &tc[i]);
+		if (rc) {
 			printf("  %-16s FAILED\n", g->name);
 			return -1;
 		}
-		tc[i] = tcp_first ? first : second;
-		rd[i] = tcp_first ? second : first;
 		if (!g->lat)
 			bulk_mib_s = tc[i];
 		q[i] = rd[i] / tc[i];
