@@ -87,7 +87,11 @@ static int rdma_run(const struct bench_opts *o, enum perf_test t, bool lat, bool
                     uint32_t size, uint32_t iters, struct bench_out *out)
 {
 	char port[16];
-	snprintf(port, sizeof port, "%d", 20000 + (int)(getpid() % 400) * 100 + port_seq++);
+	/* below the ephemeral range (32768-60999 here): the TCP baselines' listeners and every
+	 * client socket take ports from it, and a fixed port in it collided with one
+	 * (rdma_listen: EADDRINUSE, seen once the goal pairs interleaved TCP and RDMA runs) */
+	snprintf(port, sizeof port, "%d",
+		 10000 + (int)(getpid() % 100) * 200 + port_seq++ % 200);
 	struct perf_params p = {
 		.test = t, .lat = lat, .size = size, .iters = iters, .tx_depth = 128,
 		.addr = "127.0.0.1", .port = port, .mode = o->mode, .timeout_ms = 20000,
