@@ -79,15 +79,15 @@ void iwd_seg_format(const struct iwd_seg *s, char *buf, size_t len)
 		append(buf, len, &used, " ERROR: %s", s->error);
 }
 
-void iwd_tsv_title(FILE *f, bool with_error)
+void iwd_tsv_title(FILE *f, bool decoded)
 {
 	fprintf(f, "#frame\tconn\tdir\tidx\tulpdu_len\ttagged\tlast\topcode\tstag\tto\tqn\tmsn\t"
 		   "mo\tinval\tsink_stag\tsink_to\trd_size\tsrc_stag\tsrc_to\tcrc\tpad\t"
 		   "term_layer\tterm_etype\tterm_ecode\tmpa_pos\twire_len%s\n",
-		with_error ? "\terror" : "");
+		decoded ? "\terror\tfirst_frame" : "");
 }
 
-void iwd_seg_tsv(FILE *f, const struct iwd_seg *s, bool with_error)
+void iwd_seg_tsv(FILE *f, const struct iwd_seg *s, bool decoded)
 {
 	fprintf(f, "%u\t%zu\t%s\t%zu\t%zu\t%d\t%d\t%u\t0x%08x\t0x%016llx\t%u\t%u\t%u\t0x%08x\t"
 		   "0x%08x\t0x%016llx\t%u\t0x%08x\t0x%016llx\t%d\t%zu\t%u\t%u\t%u\t%u\t%zu",
@@ -96,7 +96,7 @@ void iwd_seg_tsv(FILE *f, const struct iwd_seg *s, bool with_error)
 		s->mo, s->inval_stag, s->sink_stag, (unsigned long long)s->sink_to, s->rd_size,
 		s->src_stag, (unsigned long long)s->src_to, s->crc, mpa_pad_len(s->ulpdu_len),
 		s->term_layer, s->term_etype, s->term_ecode, s->mpa_pos, s->wire_len);
-	if (with_error)
-		fprintf(f, "\t%s", s->error ? s->error : "-");
+	if (decoded)
+		fprintf(f, "\t%s\t%u", s->error ? s->error : "-", s->first_frame);
 	fputc('\n', f);
 }

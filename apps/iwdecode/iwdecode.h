@@ -93,9 +93,11 @@ const char *iwd_opcode_name(uint8_t opcode);
 void iwd_seg_format(const struct iwd_seg *s, char *buf, size_t len);
 
 /* Tab-separated form read by tests/wire/iwarp_check.py: the "#frame ..." title line and
- * one line per FPDU. with_error adds a last column, the decoder's error or "-". */
-void iwd_tsv_title(FILE *f, bool with_error);
-void iwd_seg_tsv(FILE *f, const struct iwd_seg *s, bool with_error);
+ * one line per FPDU. decoded (rows from a capture) adds two last columns: the decoder's error
+ * or "-", and the frame carrying the FPDU's first octet (frame, the first column, is the
+ * one after which the whole FPDU was in order). */
+void iwd_tsv_title(FILE *f, bool decoded);
+void iwd_seg_tsv(FILE *f, const struct iwd_seg *s, bool decoded);
 
 /* ---- collecting FPDUs (iwd_seglist.c) --------------------------------------------------- */
 
