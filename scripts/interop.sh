@@ -6,7 +6,7 @@
 #   scripts/interop.sh perftest DROPIN_BUILD_DIR [OUT]   Debian perftest on the drop-in libs
 #   scripts/interop.sh dpdk [DROPIN_BUILD_DIR [OUT]]     softrnic on DPDK (net_af_packet on the
 #                       guests' bridge) with Debian rping on the drop-in libs against siw
-#                       (tests/interop/siw_dpdk.sh; IA_DPDK_VARIANT=crc, IA_DPDK_PERF=1 adds
+#                       (tests/interop/siw_dpdk.sh; IA_DPDK_VARIANT=crc|p2p|rev1, IA_DPDK_PERF=1 adds
 #                       perftest both ways)
 #
 # matrix boots four guests: g1 stock siw, g2 crc (mpa_crc_required), g3 p2p (peer_to_peer),
@@ -38,43 +38,16 @@ export SIWVM_RUN=${SIWVM_RUN:-/run/siwvm-matrix} SIWVM_NETNS=${SIWVM_NETNS-siwvm
 source "$ROOT/tests/interop/lib.sh"
 rm -rf "$OUT"
 ia_init "$BUILD" "$OUT" || { echo "siw-vm not found" >&2; exit 77; }
-CACHE=${SIWVM_CACHE:-/var/cache/siwvm}
 BIG=65000   # Debian rping's largest buffer is 65535
-
-# build_rev1: siw.ko from the image's own siw source with mpa_version = MPA_REVISION_1.
-build_rev1() {
-	local k src d
-	k=$(ls -d "$CACHE"/k/*/ 2>/dev/null | head -n1) || return 1
-	src=$k/siw-stock
-	d=$OUT/siw-rev1
-	[ -f "$src/siw_main.c" ] || return 1
-	mkdir -p "$d"
-	cp "$src"/*.[ch] "$src/Makefile" "$src/Kconfig" "$d/" 2>/dev/null
-	rm -f "$d"/*.mod.c
-	sed -i -E 's/^u_char mpa_version = MPA_REVISION_2;/u_char mpa_version = MPA_REVISION_1;/' "$d/siw_main.c"
-	grep -q 'mpa_version = MPA_REVISION_1;' "$d/siw_main.c" || return 1
-	make -s -C "$(ls -d "$k"/hdr/usr/src/linux-headers-*-amd64 | head -n1)" M="$d" CONFIG_RDMA_SIW=m \
-		CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$OUT/siw-rev1.build.log" 2>&1 || return 1
-	strip --strip-debug "$d/siw.ko"
-}
-
-# load_rev1 G: swap the guest's siw for the rev 1 build (through the 9p share).
-load_rev1() {
-	local share
-	share=$(cat "$SIWVM_RUN/share.path") || return 1
-	cp "$OUT/siw-rev1/siw.ko" "$share/siw-rev1.ko" || return 1
-	ia_sv exec -t 60 "$1" 'rdma link delete siw0 && rmmod siw && insmod /mnt/host/siw-rev1.ko &&
-		rdma link add siw0 type siw netdev eth0 && rdma link show' >"$OUT/rev1-load.log" 2>&1
-}
 
 ia_sv build >"$OUT/build.log" 2>&1 || { tail "$OUT/build.log"; exit 1; }
 rev1=0
-build_rev1 && rev1=1
+ia_build_rev1 && rev1=1
 trap 'ia_capture_stop; ia_down' EXIT
 trap 'exit 143' TERM INT
 ia_down
 ia_up stock,crc,p2p,stock 4 || { echo "siw-vm up failed" >&2; exit 1; }
-[ $rev1 = 1 ] && { load_rev1 g4 || rev1=0; }
+[ $rev1 = 1 ] && { ia_load_rev1 g4 || rev1=0; }
 
 # name guest dir server-args client-args expected-request expected-reply crc(0/1)
 # (MPA fields: revision,CRC flag,Marker flag,private data; rev 1 frames carry none here)

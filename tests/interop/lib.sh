@@ -231,3 +231,30 @@ ia_siw_silent() {
 	[ "$(ia_tshark "$1" -Y "iwarp_mpa.rep && ip.src==$2" | grep -c .)" -gt 0 ] &&
 		[ "$(ia_tshark "$1" -Y "iwarp_ddp && ip.src==$2" | grep -c .)" = 0 ]
 }
+
+# ia_build_rev1: siw.ko built from the cached image's own siw source with mpa_version =
+# MPA_REVISION_1 (siw's tunables are const globals, not module parameters), in $IA_OUT/siw-rev1.
+ia_build_rev1() {
+	local k src d cache=${SIWVM_CACHE:-/var/cache/siwvm}
+	k=$(ls -d "$cache"/k/*/ 2>/dev/null | head -n1) || return 1
+	src=$k/siw-stock
+	d=$IA_OUT/siw-rev1
+	[ -f "$src/siw_main.c" ] || return 1
+	mkdir -p "$d"
+	cp "$src"/*.[ch] "$src/Makefile" "$src/Kconfig" "$d/" 2>/dev/null
+	rm -f "$d"/*.mod.c
+	sed -i -E 's/^u_char mpa_version = MPA_REVISION_2;/u_char mpa_version = MPA_REVISION_1;/' "$d/siw_main.c"
+	grep -q 'mpa_version = MPA_REVISION_1;' "$d/siw_main.c" || return 1
+	make -s -C "$(ls -d "$k"/hdr/usr/src/linux-headers-*-amd64 | head -n1)" M="$d" CONFIG_RDMA_SIW=m \
+		CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$IA_OUT/siw-rev1.build.log" 2>&1 || return 1
+	strip --strip-debug "$d/siw.ko"
+}
+
+# ia_load_rev1 G: swap guest G's siw for the rev 1 build (through the 9p share).
+ia_load_rev1() {
+	local share
+	share=$(cat "$SIWVM_RUN/share.path") || return 1
+	cp "$IA_OUT/siw-rev1/siw.ko" "$share/siw-rev1.ko" || return 1
+	ia_sv exec -t 60 "$1" 'rdma link delete siw0 && rmmod siw && insmod /mnt/host/siw-rev1.ko &&
+		rdma link add siw0 type siw netdev eth0 && rdma link show' >"$IA_OUT/rev1-load.log" 2>&1
+}

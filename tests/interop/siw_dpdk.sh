@@ -13,9 +13,11 @@
 # Cases: g2h (siw client -> softrnic server) and h2g (softrnic client -> siw server), rping
 # -V -C 5 -S 1000 with the data verified on both ends, the bridge captured and decoded by
 # tshark and apps/iwarp-dump (ia_decode). IA_DPDK_VARIANT=crc boots siw with
-# mpa_crc_required: g2h must then carry a good CRC32c in every FPDU.
+# mpa_crc_required: g2h must then carry a good CRC32c in every FPDU; p2p boots siw with
+# peer_to_peer; rev1 loads a siw.ko rebuilt with mpa_version 1 into a stock guest.
 # Exit status: 0 pass, 1 fail, 77 skip (not root, no siw-vm, no tun, no image, QEMU cannot
-# boot, DPDK cannot start). Bounded by INTEROP_DPDK_SECONDS (default 290; 600 with perftest).
+# boot, DPDK cannot start). Bounded by INTEROP_DPDK_SECONDS (default 290; 600 with perftest
+# or rev1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(readlink -f "${1:-$ROOT/build}")
@@ -23,7 +25,8 @@ OUT=${2:-$BUILD/interop-dpdk}
 VARIANT=${IA_DPDK_VARIANT:-stock}
 PERF=${IA_DPDK_PERF:-0}
 DEF_LIMIT=290
-[ "$PERF" = 1 ] && DEF_LIMIT=600
+# a rev 1 guest reloads siw after every boot, and each F1 retry boots afresh
+[ "$PERF" = 1 ] || [ "$VARIANT" = rev1 ] && DEF_LIMIT=600
 LIMIT=${INTEROP_DPDK_SECONDS:-$DEF_LIMIT}
 ATTEMPTS=${INTEROP_H2G_ATTEMPTS:-4}
 
@@ -61,16 +64,23 @@ if ! timeout 240 "$IA_SV" build >"$OUT/build.log" 2>&1; then
 	tail -n 5 "$OUT/build.log"
 	skip "siw-vm could not build the guest image, see $OUT/build.log"
 fi
+if [ "$VARIANT" = rev1 ] && ! ia_build_rev1; then
+	tail -n 5 "$OUT/siw-rev1.build.log"
+	echo "FAIL: could not build siw.ko with mpa_version 1"; exit 1
+fi
 trap 'ia_capture_stop; ia_down' EXIT
 trap 'exit 143' TERM INT
 # dp_boot: (re)boot the guest and lay the DPDK port's wire: a veth pair in the namespace, one
 # end on the bridge (siw-vm down deletes the namespace and both ends with it).
 dp_boot() {
 	ia_down
-	if ! ia_up "$VARIANT" 1; then
+	if ! ia_up "${VARIANT/rev1/stock}" 1; then
 		grep -q -i 'qemu.*failed\|died during boot\|timeout waiting' "$OUT/up.log" &&
 			skip "QEMU could not boot the guest here, see $OUT/up.log"
 		echo "FAIL: siw-vm up"; exit 1
+	fi
+	if [ "$VARIANT" = rev1 ] && ! ia_load_rev1 g1; then
+		cat "$OUT/rev1-load.log"; echo "FAIL: loading the rev 1 siw.ko"; exit 1
 	fi
 	ia_hx ip link add vd-br type veth peer name vd-port || { echo "FAIL: veth"; exit 1; }
 	ia_hx ip link set vd-br master siwbr0 up || { echo "FAIL: vd-br on siwbr0"; exit 1; }
