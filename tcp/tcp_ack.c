@@ -113,7 +113,10 @@ static void new_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t ack)
 	rtt_sample(c, seg, ack);
 	if (c->snd_una == c->iss)
 		acked--; /* our SYN */
-	if (seq_gt(data_end, c->snd_una) && seq_gt(data_end, c->iss))
+	/* Not compared with iss: after 2 GiB sent, serial arithmetic reads iss as ahead and the
+	 * send queue was never freed again (the transfer stalled at 2^31 octets). The queue
+	 * starts at iss + 1, so the ACK of our SYN alone frees nothing. */
+	if (seq_gt(data_end, c->snd_una))
 		tcp_sq_ack(c, data_end);
 	c->snd_una = ack;
 	if (seq_lt(c->snd_nxt, ack))
@@ -134,6 +137,11 @@ static void new_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t ack)
 	} else if (c->state >= TCP_ESTABLISHED) {
 		tcp_cc_on_ack(&c->cc, acked, tcp_now_us(c->s), c->rto.srtt_us, flight);
 	}
+	/* Once passed, recover only has to stay below snd_una (may_recover): keep it one below,
+	 * so that 2 GiB without a loss do not make serial arithmetic read it as ahead again,
+	 * which would refuse fast recovery and leave every loss to the RTO. */
+	if (!(c->flags & TCPF_IN_RECOVERY) && seq_gt(c->snd_una, c->cc.recover + 1))
+		c->cc.recover = c->snd_una - 1;
 	if (probe_confirmed_tail_loss(c, seg)) {
 		/* keep repairing the tail: one segment per probe-answering ACK */
 		c->tlp_ts = tcp_now_ms32(c->s);

@@ -156,7 +156,7 @@ struct tcp_conn {
 
 	/* record mode */
 	tcp_rec_len_fn rec_len;
-	uint32_t rec_start;        /* first octet sent in record mode */
+	uint32_t rec_start;        /* first octet of record mode (then rec_base, see rec_advance_base) */
 	uint32_t rec_base;         /* a record boundary at or below snd_una */
 	uint32_t rec_base_next;    /* the boundary after it (its header may be freed) */
 	bool rec_base_next_ok;

@@ -276,6 +276,11 @@ static void rec_advance_base(struct tcp_conn *c, uint32_t una)
 	}
 	if (seq_lt(c->rec_walk, c->rec_base))
 		c->rec_walk = c->rec_base;
+	/* Every octet below rec_base is acknowledged and never sent again, so rec_start may
+	 * follow it; it must, to stay within 2^31 of the sequence numbers compared with it: a
+	 * fixed rec_start read as "ahead" after 2 GiB in record mode (serial arithmetic), and
+	 * segmentation fell back to plain octets. */
+	c->rec_start = c->rec_base;
 }
 
 /* Octets of the next segment at seq given the usable window avail: in record mode whole
