@@ -137,6 +137,23 @@ rdma_pair() {
 	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
 }
 
+# rdma_bw VAR MPA MTU: 64 KiB RDMA Write bandwidth in Gbit/s into VAR (0: did not complete),
+# with SOFTRNIC_MPA=MPA ("crc" or empty) and SOFTRNIC_DPDK_MTU=MTU on both sides.
+rdma_bw() {
+	local name="rbw-${2:-nocrc}-$3" bw=0
+	if rdma_pair "$name" "-t write -s 65536 -n 20000" SOFTRNIC_MPA="$2" SOFTRNIC_DPDK_MTU="$3"; then
+		# bytes iters peak avg[MiB/s] rate
+		bw=$(awk '$1 == 65536 && NF >= 5 { printf "%.3f", $4 * 1048576 * 8 / 1e9 }' \
+			"$T/$name.cli" | tail -1)
+		echo "RDMA Write 64 KiB bandwidth, MPA ${2:-nocrc}, MTU $3: $bw Gbit/s"
+	else
+		echo "RDMA Write 64 KiB bandwidth over memif, MPA ${2:-nocrc}, MTU $3: did not complete" \
+			"(client: $(grep -v '^EAL\|^rte_pmd' "$T/$name.cli" | tail -1);" \
+			"server: $(grep -v '^EAL\|^rte_pmd' "$T/$name.srv" | tail -1))"
+	fi
+	printf -v "$1" '%s' "${bw:-0}"
+}
+
 w50=0 w99=0 wbw=0
 if [ "${BENCH_RDMA:-1}" = 1 ]; then
 	echo "-- 4. RDMA Write over the engine on memif (softrnic-perf)"
@@ -162,26 +179,9 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 	# The goal asks for CRC on (SOFTRNIC_MPA=crc on both sides: MPA negotiates CRC32c); it
 	# is judged at MTU 9000, what a local memif link would be given (iperf3's loopback runs
 	# at 64 KiB); MTU 1500 and CRC off are shown beside it.
-	for v in "crc 9000" "crc 1500" "nocrc 9000"; do
-		set -- $v
-		mpa=""
-		[ "$1" = crc ] && mpa=crc
-		if rdma_pair "rbw-$1-$2" "-t write -s 65536 -n 20000" SOFTRNIC_MPA="$mpa" \
-			SOFTRNIC_DPDK_MTU="$2"; then
-			# bytes iters peak avg[MiB/s] rate
-			bw=$(awk '$1 == 65536 && NF >= 5 { printf "%.3f", $4 * 1048576 * 8 / 1e9 }' \
-				"$T/rbw-$1-$2.cli" | tail -1)
-			echo "RDMA Write 64 KiB bandwidth, MPA $1, MTU $2: $bw Gbit/s"
-		else
-			bw=0
-			echo "RDMA Write 64 KiB bandwidth over memif, MPA $1, MTU $2: did not complete"
-		fi
-		case "$v" in
-		"crc 9000") wbw=$bw ;;
-		"crc 1500") wbw1500=$bw ;;
-		*) wbwnc=$bw ;;
-		esac
-	done
+	rdma_bw wbw crc 9000
+	rdma_bw wbw1500 crc 1500
+	rdma_bw wbwnc "" 9000
 fi
 
 echo "== summary"
