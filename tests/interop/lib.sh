@@ -86,9 +86,10 @@ ia_capture_stop() {
 	IA_CAP_PID=
 }
 
-# Guest listener on the rping port? (siw's listening socket is a kernel socket: ss sees it)
+# ia_guest_listening GUEST [PORT]: a listener in GUEST on PORT (default IA_PORT)? siw's
+# listening socket is a kernel socket: ss sees it.
 ia_guest_listening() {
-	ia_sv exec -t 20 "$1" "ss -Hltn 'sport = :$IA_PORT' | grep -q LISTEN" >/dev/null 2>&1
+	ia_sv exec -t 20 "$1" "ss -Hltn 'sport = :${2:-$IA_PORT}' | grep -q LISTEN" >/dev/null 2>&1
 }
 
 ia_host_listening() {

@@ -16,15 +16,15 @@
 # mpa_crc_required: g2h must then carry a good CRC32c in every FPDU; p2p boots siw with
 # peer_to_peer; rev1 loads a siw.ko rebuilt with mpa_version 1 into a stock guest.
 # Exit status: 0 pass, 1 fail, 77 skip (not root, no siw-vm, no tun, no image, QEMU cannot
-# boot, DPDK cannot start). Bounded by INTEROP_DPDK_SECONDS (default 290; 600 with perftest
-# or rev1).
+# boot, DPDK cannot start). Bounded by INTEROP_DPDK_SECONDS (default 420, room for three F1
+# retries with a guest reboot each on a slow machine; 600 with perftest or rev1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(readlink -f "${1:-$ROOT/build}")
 OUT=${2:-$BUILD/interop-dpdk}
 VARIANT=${IA_DPDK_VARIANT:-stock}
 PERF=${IA_DPDK_PERF:-0}
-DEF_LIMIT=290
+DEF_LIMIT=420
 # a rev 1 guest reloads siw after every boot, and each F1 retry boots afresh
 [ "$PERF" = 1 ] || [ "$VARIANT" = rev1 ] && DEF_LIMIT=600
 LIMIT=${INTEROP_DPDK_SECONDS:-$DEF_LIMIT}
@@ -33,9 +33,9 @@ ATTEMPTS=${INTEROP_H2G_ATTEMPTS:-4}
 skip() { echo "SKIP: $*"; exit 77; }
 
 if [ -z "${IA_BOUNDED:-}" ]; then
-	IA_BOUNDED=1 timeout --kill-after=20 "$LIMIT" "$0" "$@"
+	IA_BOUNDED=1 timeout --kill-after=75 "$LIMIT" "$0" "$@"
 	rc=$?
-	[ $rc = 124 ] && echo "FAIL: DPDK interop check exceeded ${LIMIT}s"
+	{ [ $rc = 124 ] || [ $rc = 137 ]; } && echo "FAIL: DPDK interop check exceeded ${LIMIT}s"
 	exit $rc
 fi
 
@@ -171,9 +171,10 @@ h2g_rping() {
 		ia_guest_cleanup g1
 		ia_sv exec -b g1 "rping -s -a $GIP -p $PORT -v -V -C 5 -S 1000 >/tmp/ia-srv.log 2>&1" >/dev/null ||
 			return 1
-		for _ in $(seq 20); do ia_guest_listening g1 && break; sleep 0.2; done
+		for _ in $(seq 20); do ia_guest_listening g1 $PORT && break; sleep 0.2; done
 		ia_capture_start $name || return 1
-		host_dpdk timeout 60 rping -c -a "$GIP" -p $PORT -v -V -C 5 -S 1000 \
+		# the exchange takes well under a second; on F1 Debian's rping waits forever
+		host_dpdk timeout 20 rping -c -a "$GIP" -p $PORT -v -V -C 5 -S 1000 \
 			>"$OUT/$name.host.log" 2>"$OUT/$name.host.err"
 		rc=$?
 		ia_capture_stop

@@ -17,7 +17,7 @@ pf_run() {   # NAME TEST DIR ARGS
 	ia_capture_start "$name" || return
 	if [ "$dir" = h2g ]; then
 		ia_sv exec -b g1 "$t -R -d siw0 -F -p $PPORT $args >/tmp/pf.log 2>&1; echo rc=\$? >>/tmp/pf.log" >/dev/null
-		for _ in $(seq 40); do ia_guest_listening_port g1 $PPORT && break; sleep 0.3; done
+		for _ in $(seq 40); do ia_guest_listening g1 $PPORT && break; sleep 0.3; done
 		host_dpdk timeout "$PLIMIT" "$t" -R -F -p $PPORT $args "$GIP" >"$OUT/$name.host.log" 2>&1
 		hrc=$?
 		sleep 2
@@ -50,9 +50,6 @@ pf_run() {   # NAME TEST DIR ARGS
 	echo "| $name | $hrc | ${grc:-?} | ${res:-none} | FIN $fin / RST $rst |${notes} |" >>"$OUT/perftest.md"
 	echo "perftest $name: host $hrc guest ${grc:-?} ${res:-no result}${notes}"
 	PPORT=$((PPORT + 1))
-}
-ia_guest_listening_port() {
-	ia_sv exec -t 20 "$1" "ss -Hltn 'sport = :$2' | grep -q LISTEN" >/dev/null 2>&1
 }
 {
 	echo "| case | host rc | guest rc | result line (host, else guest) | host closes with | notes |"
