@@ -169,7 +169,7 @@ static int read_ctl(struct perf_sess *s)
 		s->p.iters = be32toh(m->iters);
 		s->p.tx_depth = be32toh(m->depth);
 		s->p.poll_cq = be32toh(m->poll_cq) != 0;
-		if (s->p.test > PERF_SEND || s->p.iters == 0 || s->p.size > (1u << 30))
+		if (s->p.test > PERF_SEND || s->p.iters == 0 || s->p.size > (1u << 31))
 			return fprintf(stderr, "softrnic-perf: bad parameters from client\n"), -1;
 	}
 	s->raddr = be64toh(m->addr);

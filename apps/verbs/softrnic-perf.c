@@ -65,7 +65,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 		switch (opt) {
 		case 't': p->test = test_of(optarg); break;
 		case 'l': p->lat = true; break;
-		case 's': size = num(optarg, "size", 1, 1L << 30); break;
+		case 's': size = num(optarg, "size", 1, 1L << 31); break;
 		case 'n': iters = num(optarg, "iterations", 1, 100000000); break;
 		case 'd': p->tx_depth = (uint32_t)num(optarg, "depth", 1, 256); break;
 		case 'p': num(optarg, "port", 1, 65535); p->port = optarg; break;
