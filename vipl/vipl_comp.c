@@ -161,9 +161,11 @@ void vipl_poll_cq(struct vipl_vi *vi)
 		if (n < 16)
 			break;
 	}
-	if (vi->state == VIP_STATE_CONNECTED) {
-		vipl_rq_pump(vi);
-		vipl_sq_pump(vi);
+	if (vi->state == VIP_STATE_CONNECTED) {   /* tested here: most polls have nothing to issue */
+		if (vi->rq.issue != NULL)
+			vipl_rq_pump(vi);
+		if (vi->sq.issue != NULL)
+			vipl_sq_pump(vi);
 	}
 	vipl_wq_complete_ready(vi, &vi->sq);
 	vipl_wq_complete_ready(vi, &vi->rq);

@@ -3,6 +3,8 @@
  * with VIP_INVALID_PARAMETER and never dereferenced (seed-via §5 trap 17). */
 #include "vipl_int.h"
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define SLOT_BITS 20
@@ -14,7 +16,24 @@ struct slot {
 	uint32_t gen;
 };
 
-static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A spinlock, not a mutex: every VIPL call takes it once around a few loads (the data path
+ * several times per message), where an uncontended pthread mutex cost about as much as the
+ * lookup itself. A holder preempted on a shared core is waited out with sched_yield. */
+static atomic_flag tab_flag = ATOMIC_FLAG_INIT;
+
+static void tab_lock(void)
+{
+	unsigned spins = 0;
+	while (atomic_flag_test_and_set_explicit(&tab_flag, memory_order_acquire))
+		if (++spins % 64 == 0)
+			sched_yield();
+}
+
+static void tab_unlock(void)
+{
+	atomic_flag_clear_explicit(&tab_flag, memory_order_release);
+}
+
 static struct slot *tab;
 static uint32_t tab_cap, tab_free_hint = 1;
 
@@ -43,7 +62,7 @@ static bool grow(void)
 void *vipl_handle_add(struct vipl_obj *o)
 {
 	void *h = NULL;
-	pthread_mutex_lock(&tab_lock);
+	tab_lock();
 	for (uint32_t pass = 0; pass < 2 && h == NULL; pass++) {
 		for (uint32_t i = tab_free_hint; i < tab_cap; i++) {
 			if (tab[i].obj == NULL) {
@@ -64,7 +83,7 @@ void *vipl_handle_add(struct vipl_obj *o)
 		o->dead = false;
 		o->handle = h;
 	}
-	pthread_mutex_unlock(&tab_lock);
+	tab_unlock();
 	return h;
 }
 
@@ -78,13 +97,13 @@ struct vipl_obj *vipl_handle_get(void *h, enum vipl_kind k)
 
 	if (h == NULL || kind != (uint32_t)k || (v >> 48) != 0)
 		return NULL;
-	pthread_mutex_lock(&tab_lock);
+	tab_lock();
 	if (idx > 0 && idx < tab_cap && tab[idx].obj != NULL && (tab[idx].gen & 0xFFFFFF) == gen &&
 	    !tab[idx].obj->dead) {
 		o = tab[idx].obj;
 		atomic_fetch_add(&o->refs, 1);
 	}
-	pthread_mutex_unlock(&tab_lock);
+	tab_unlock();
 	return o;
 }
 
@@ -97,7 +116,7 @@ void vipl_handle_put(struct vipl_obj *o)
 void vipl_handle_remove(struct vipl_obj *o)
 {
 	uint32_t idx = (uint32_t)((uintptr_t)o->handle & (MAX_SLOTS - 1));
-	pthread_mutex_lock(&tab_lock);
+	tab_lock();
 	if (!o->dead && idx < tab_cap && tab[idx].obj == o) {
 		tab[idx].obj = NULL;
 		tab[idx].gen++;
@@ -105,6 +124,6 @@ void vipl_handle_remove(struct vipl_obj *o)
 			tab_free_hint = idx;
 	}
 	o->dead = true;
-	pthread_mutex_unlock(&tab_lock);
+	tab_unlock();
 	vipl_handle_put(o);
 }

@@ -119,6 +119,8 @@ struct vipl_wq {
 	void *notify_ctx;
 	struct vipl_wqe *spare;       /* recycled entries: no malloc per post in steady state */
 	unsigned nspare;
+	unsigned nfinished;           /* entries FINISHED, not yet DONE: 0 lets every poll skip
+	                               * the in-order completion walk */
 };
 
 /* ---- VIs and connections ------------------------------------------------------------- */
@@ -254,7 +256,14 @@ void vipl_thread_stop(struct vipl_nic *nic);
 /* vipl_wq.c: queue bookkeeping and completion (NIC lock held) */
 struct vipl_wqe *vipl_wqe_new(struct vipl_wq *q, VIP_DESCRIPTOR *d, bool recv);
 void vipl_wqe_finish(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t err);
-void vipl_wq_complete_ready(struct vipl_vi *vi, struct vipl_wq *q);
+void vipl_wq_complete_some(struct vipl_vi *vi, struct vipl_wq *q);
+/* In-order completion of q's finished entries and its one-shot notify. Every post and poll
+ * calls it, mostly with nothing to do: the test is inline, the walk is not. */
+static inline void vipl_wq_complete_ready(struct vipl_vi *vi, struct vipl_wq *q)
+{
+	if (q->nfinished > 0 || q->notify != NULL)
+		vipl_wq_complete_some(vi, q);
+}
 void vipl_wq_flush(struct vipl_vi *vi, struct vipl_wq *q);
 VIP_DESCRIPTOR *vipl_wq_dequeue(struct vipl_wq *q);
 void vipl_wqe_free(struct vipl_wqe *e);

@@ -43,11 +43,11 @@ void vipl_wqe_free(struct vipl_wqe *e)
 /* The verbs work of e is over (err: VIP error bits, 0 on success). */
 void vipl_wqe_finish(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t err)
 {
-	(void)vi;
 	if (e->state == WQE_FINISHED || e->state == WQE_DONE)
 		return;
 	e->status |= err;
 	e->state = WQE_FINISHED;
+	(e->recv ? &vi->rq : &vi->sq)->nfinished++;
 	if (e->bounce_mr != NULL) {
 		ibv_dereg_mr(e->bounce_mr);
 		e->bounce_mr = NULL;
@@ -86,17 +86,18 @@ static void write_status(struct vipl_wqe *e)
 	__atomic_store_n(&cs->Status, st, __ATOMIC_RELEASE);
 }
 
-void vipl_wq_complete_ready(struct vipl_vi *vi, struct vipl_wq *q)
+void vipl_wq_complete_some(struct vipl_vi *vi, struct vipl_wq *q)
 {
 	struct vipl_nic *nic = vi->o.nic;
 	bool any = false;
-	for (struct vipl_wqe *e = q->head; e != NULL; e = e->next) {
+	for (struct vipl_wqe *e = q->head; q->nfinished > 0 && e != NULL; e = e->next) {
 		if (e->state == WQE_DONE)
 			continue;
 		if (e->state != WQE_FINISHED)
 			break;
 		write_status(e);
 		e->state = WQE_DONE;
+		q->nfinished--;
 		any = true;
 		if (q->cq != NULL)
 			vipl_cq_push(q->cq, vi->o.handle, e->recv);
