@@ -30,6 +30,7 @@
 #include <rte_mempool.h>
 
 #include "rn_dpdk_clock.h"
+#include "rn_dpdk_fault.h"
 #include "rn_dpdk_cfg_int.h"
 #include "rn_dpdk_pcap.h"
 #include "rn_dpdk_port.h"
@@ -52,6 +53,7 @@ struct rn_dpdk_port {
 	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
 	bool link_up;                  /* at the last look (port_link_watch) */
 	bool memif_client;             /* the link is ours to bring up again (port_link_watch) */
+	bool guarded;                  /* memif: bursts under rn_dpdk_fault (peer disconnect) */
 	uint64_t link_look_ns;         /* next look at the link */
 	struct tcp_stack *stack;
 	struct rn_dpdk_pcap *pcap;
@@ -558,6 +560,8 @@ static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 		return port_fail(err, el, "device info", rc, p->name);
 	port_offloads(p, &di, &conf, nc);
 	p->memif_client = port_is_memif_client(&di);
+	p->guarded = di.driver_name != NULL && strcmp(di.driver_name, "net_memif") == 0 &&
+		     rn_dpdk_fault_install() == 0;
 	rc = rte_eth_dev_configure(p->pid, 1, 1, &conf);
 	if (rc != 0)
 		return port_fail(err, el, "configure (1 rx, 1 tx queue)", rc, p->name);
@@ -612,6 +616,29 @@ static struct rte_mbuf *tx_linear(struct rn_dpdk_port *p, struct rte_mbuf *m)
 	return c;
 }
 
+static uint16_t rx0(uint16_t pid, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_rx_burst(pid, 0, pkts, n);
+}
+
+static uint16_t tx0(uint16_t pid, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_tx_burst(pid, 0, pkts, n);
+}
+
+/* A burst cut short by the peer's disconnect (rn_dpdk_fault.h) received nothing, and counts
+ * as having sent everything: the PMD may have freed some of those mbufs already, so the
+ * caller must not free them again (the others leak, one burst's worth). */
+static uint16_t port_rx_burst(struct rn_dpdk_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	return p->guarded ? rn_dpdk_fault_burst(rx0, p->pid, pkts, n, 0) : rx0(p->pid, pkts, n);
+}
+
+static uint16_t port_tx_burst(struct rn_dpdk_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	return p->guarded ? rn_dpdk_fault_burst(tx0, p->pid, pkts, n, n) : tx0(p->pid, pkts, n);
+}
+
 static uint16_t port_tx(void *arg, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rn_dpdk_port *p = arg;
@@ -637,7 +664,7 @@ static uint16_t port_tx(void *arg, struct rte_mbuf **pkts, uint16_t n)
 	if (p->tx_prepare && ok > 0)
 		ok = rte_eth_tx_prepare(p->pid, 0, pkts, ok);
 	while (sent < ok && tries++ < RN_DPDK_TX_TRIES)
-		sent += rte_eth_tx_burst(p->pid, 0, pkts + sent, (uint16_t)(ok - sent));
+		sent += port_tx_burst(p, pkts + sent, (uint16_t)(ok - sent));
 	for (uint16_t i = 0; i < sent && i < RTE_DIM(bytes); i++)
 		p->st.tx_bytes += bytes[i];
 	p->st.tx_pkts += sent;
@@ -649,7 +676,7 @@ static uint16_t port_tx(void *arg, struct rte_mbuf **pkts, uint16_t n)
 static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 {
 	struct rte_mbuf *pkts[RN_DPDK_BURST];
-	uint16_t n = p->started ? rte_eth_rx_burst(p->pid, 0, pkts, RN_DPDK_BURST) : 0;
+	uint16_t n = p->started ? port_rx_burst(p, pkts, RN_DPDK_BURST) : 0;
 	uint64_t nx;
 
 	p->st.polls++;
@@ -1083,6 +1110,7 @@ void rn_dpdk_port_get_stats(struct rn_dpdk_port *p, struct rn_dpdk_port_stats *s
 	*st = p->st;
 	st->pcap_frames = rn_dpdk_pcap_count(p->pcap);
 	st->link_up = p->link_up;
+	st->burst_faults = rn_dpdk_fault_count();
 	pthread_mutex_unlock(&p->lock);
 	if (rte_eth_stats_get(p->pid, &es) == 0) {
 		st->eth_ipackets = es.ipackets;

@@ -116,6 +116,8 @@ struct rn_dpdk_port_stats {
 	/* the two pools: size and mbufs free now (cached ones count as free) */
 	uint64_t rx_pool_size, rx_pool_free, tx_pool_size, tx_pool_free;
 	uint64_t link_restarts;          /* a memif client's reconnects (link down) */
+	uint64_t burst_faults;           /* bursts the peer's disconnect cut short (process-wide,
+	                                  * rn_dpdk_fault.h) */
 	bool link_up;         /* at the last look (every 250 ms while down, or a memif client) */
 };
 void rn_dpdk_port_get_stats(struct rn_dpdk_port *p, struct rn_dpdk_port_stats *st);
