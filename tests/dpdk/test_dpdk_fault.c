@@ -31,7 +31,7 @@ static int failures;
 
 static uint16_t pid;
 static volatile char *no_access; /* a PROT_NONE page: touching it faults like an unmapped ring */
-static unsigned calls;
+static volatile unsigned calls; /* read after the jump: kept in memory, in order */
 
 static uint16_t faulting_burst(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 {
