@@ -13,6 +13,7 @@ set -u
 TEST_NAME=dpdk_rping_impair
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/dpdk_lib.sh"
+. "$(dirname "$0")/../lib/impair.sh"
 RPING=${1:?usage: rping_impair.sh softrnic-rping impair}
 IMPAIR=${2:?usage: rping_impair.sh softrnic-rping impair}
 dpdk_tmpdir
@@ -22,36 +23,9 @@ need_cmd ethtool ethtool
 
 # the direct pair of dpdk_netns, then the middle namespace between its ends
 dpdk_netns imp
-NM=$DPDK_NS_A-m
-IMP_PID=
-mid_cleanup() {
-	[ -n "$IMP_PID" ] && kill "$IMP_PID" 2>/dev/null
-	ip netns del "$NM" 2>/dev/null
-}
-EXIT_HOOKS="kill_server mid_cleanup $EXIT_HOOKS"
-ip -n "$DPDK_NS_A" link del veth-a || fail "veth-a del"
-ip netns add "$NM" || fail "ip netns add $NM"
-ip -n "$DPDK_NS_A" link add veth-a type veth peer name veth-ma netns "$NM" || fail "veth a/ma"
-ip -n "$DPDK_NS_B" link add veth-b type veth peer name veth-mb netns "$NM" || fail "veth b/mb"
-ip -n "$NM" link set lo up
-ip netns exec "$NM" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-for l in "$DPDK_NS_A veth-a" "$DPDK_NS_B veth-b" "$NM veth-ma" "$NM veth-mb"; do
-	set -- $l
-	ip -n "$1" link set "$2" up || fail "$2 up"
-	ip netns exec "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null 2>&1
-done
-ip -n "$NM" link set veth-ma promisc on
-ip -n "$NM" link set veth-mb promisc on
-
-ip netns exec "$NM" "$IMPAIR" veth-ma veth-mb --dir both --loss 2 --reorder 5 --dup 1 \
-	--seed 7 --seconds $((PROG_TIMEOUT * 3)) >"$DPDK_DIR/impair.log" 2>&1 &
-IMP_PID=$!
-i=0
-until grep -q ready "$DPDK_DIR/impair.log" 2>/dev/null; do
-	[ "$i" -lt 50 ] || fail "impair did not start: $(cat "$DPDK_DIR/impair.log")"
-	sleep 0.1
-	i=$((i + 1))
-done
+impair_link "$DPDK_NS_A" "$DPDK_NS_B" "$DPDK_NS_A-m"
+impair_start "$IMPAIR" "$DPDK_DIR/impair.log" $((PROG_TIMEOUT * 3)) \
+	--dir both --loss 2 --reorder 5 --dup 1 --seed 7
 
 start_server timeout "$PROG_TIMEOUT" ip netns exec "$DPDK_NS_A" env SOFTRNIC_TRANSPORT=dpdk \
 	"$(dpdk_eal server "net_af_packet0,iface=veth-a,qdisc_bypass=1")" \
@@ -71,9 +45,7 @@ if [ "$rc" -ne 0 ]; then
 fi
 printf '%s\n' "$out" | grep -q "$COUNT pings of 65000 bytes, verified" || fail "client summary missing"
 wait_server "server"
-kill "$IMP_PID"
-wait "$IMP_PID" 2>/dev/null
-IMP_PID=
+impair_stop
 stats=$(tail -n 1 "$DPDK_DIR/impair.log")
 echo "$stats"
 lost=$(printf '%s\n' "$stats" | sed -n 's/.* lost \([0-9]*\) .*/\1/p')

@@ -8,6 +8,7 @@
 # Exit 77 (skip) without root, network namespaces or DPDK's af_packet PMD.
 TEST_NAME=tcp_linux_$1
 . "$(dirname "$0")/../../lib/common.sh"
+. "$(dirname "$0")/../../lib/impair.sh"
 CASE=$1
 E=$2
 K=$3
@@ -32,32 +33,18 @@ need_cmd timeout coreutils
 OUT=$(mktemp -d /tmp/srn-tcp-linux.XXXXXX)
 NA=
 NB=
-NM=
 ENG_PID=
 KER_PID=
-IMP_PID=
 cleanup() {
-	for p in $ENG_PID $KER_PID $IMP_PID; do
+	for p in $ENG_PID $KER_PID; do
 		kill "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
 	[ -n "$NA" ] && ip netns del "$NA" 2>/dev/null
 	[ -n "$NB" ] && ip netns del "$NB" 2>/dev/null
-	[ -n "$NM" ] && ip netns del "$NM" 2>/dev/null
 	if [ -n "${KEEP_OUT:-}" ]; then echo "outputs kept in $OUT"; else rm -rf "$OUT"; fi
 }
 EXIT_HOOKS="$EXIT_HOOKS cleanup"
-
-# Offloads off on both veths (measured, docs/tcp-tests.md): with veth's tx checksum offload the
-# kernel's segments reach the packet socket CHECKSUM_PARTIAL - the TCP checksum field holds only
-# the pseudo-header sum - and DPDK 22.11's af_packet PMD ignores TP_STATUS_CSUMNOTREADY, so the
-# engine sees (and rightly drops) bad checksums. TSO/GSO would hand it 64 KiB super-frames and
-# GRO could merge frames before the socket sees them. rx checksumming does not matter: the
-# kernel verified the checksums of frames we inject either way (a bad one is dropped).
-offloads_off() {
-	ip netns exec "$1" ethtool -K "$2" tx off tso off gso off gro off >/dev/null 2>&1 ||
-		fail "ethtool -K $2 in $1"
-}
 
 setup_ns() {
 	id=$$-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
@@ -231,41 +218,17 @@ netem_available() {
 
 # A -- veth-a | veth-ma [impair] veth-mb | veth-b -- B (replaces the direct pair).
 setup_middle() {
-	ip -n "$NA" link del veth-a || fail "veth-a del"
-	ip netns add "$NA-m" || fail "ip netns add"
-	NM=$NA-m
-	ip -n "$NA" link add veth-a type veth peer name veth-ma netns "$NM" || fail "veth a/ma"
-	ip -n "$NB" link add veth-b type veth peer name veth-mb netns "$NM" || fail "veth b/mb"
+	impair_link "$NA" "$NB" "$NA-m"
 	ip -n "$NB" addr add 198.51.100.2/24 dev veth-b || fail "address on veth-b"
-	ip -n "$NM" link set lo up
-	ip netns exec "$NM" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$NM" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-	for l in "$NA veth-a" "$NB veth-b" "$NM veth-ma" "$NM veth-mb"; do
-		set -- $l
-		ip -n "$1" link set "$2" up || fail "$2 up"
-		offloads_off "$1" "$2"
-	done
-	ip -n "$NM" link set veth-ma promisc on
-	ip -n "$NM" link set veth-mb promisc on
 }
 
 # impaired 'IMPAIR ARGS' TAG DIRS: transfers through impair (DIRS: recv and/or send).
 impaired() {
-	ip netns exec "$NM" "$IMPAIR" veth-ma veth-mb $1 --seconds $((TMO * 3)) \
-		>"$OUT/impair-$2.log" 2>&1 &
-	IMP_PID=$!
-	i=0
-	until grep -q ready "$OUT/impair-$2.log" 2>/dev/null; do
-		[ "$i" -lt 50 ] || fail "impair did not start: $(cat "$OUT/impair-$2.log")"
-		sleep 0.1
-		i=$((i + 1))
-	done
+	impair_start "$IMPAIR" "$OUT/impair-$2.log" $((TMO * 3)) $1
 	case "$3" in *recv*) we_accept "imp-$2-we-recv" 5101 '--sink' "--source $SZ" ;; esac
 	case "$3" in *send*) we_connect "imp-$2-we-send" 5102 "--source $SZ" '--sink' ;; esac
 	case "$3" in *zc*) we_connect "imp-$2-we-send-zc" 5103 "--source $SZ --zc" '--sink' ;; esac
-	kill "$IMP_PID"
-	wait "$IMP_PID"
-	IMP_PID=
+	impair_stop
 	echo "imp-$2: $(tail -1 "$OUT/impair-$2.log")"
 }
 
