@@ -536,13 +536,18 @@ static void port_link_wait(struct rn_dpdk_port *p)
 	}
 }
 
+static bool port_is_memif(const struct rte_eth_dev_info *di)
+{
+	return di->driver_name != NULL && strcmp(di->driver_name, "net_memif") == 0;
+}
+
 /* The memif PMD with role=client (role=slave in older DPDK spelling). */
 static bool port_is_memif_client(const struct rte_eth_dev_info *di)
 {
 	const struct rte_devargs *da = di->device ? rte_dev_devargs(di->device) : NULL;
 	const char *args = da ? da->args : NULL;
 
-	if (di->driver_name == NULL || strcmp(di->driver_name, "net_memif") != 0 || !args)
+	if (!port_is_memif(di) || !args)
 		return false;
 	return strstr(args, "role=client") != NULL || strstr(args, "role=slave") != NULL;
 }
@@ -560,8 +565,7 @@ static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 		return port_fail(err, el, "device info", rc, p->name);
 	port_offloads(p, &di, &conf, nc);
 	p->memif_client = port_is_memif_client(&di);
-	p->guarded = di.driver_name != NULL && strcmp(di.driver_name, "net_memif") == 0 &&
-		     rn_dpdk_fault_install() == 0;
+	p->guarded = port_is_memif(&di) && rn_dpdk_fault_install() == 0;
 	rc = rte_eth_dev_configure(p->pid, 1, 1, &conf);
 	if (rc != 0)
 		return port_fail(err, el, "configure (1 rx, 1 tx queue)", rc, p->name);

@@ -171,13 +171,13 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 		w99=${row#* }
 		echo "RDMA Write 8 B latency, target polls its CQ (-P): p50 (t_typical) $w50 us, p99 $w99 us"
 	else
-		echo "RDMA Write 8 B latency over memif: did not complete (client: $(grep -v '^EAL\|^rte_pmd' "$T/rlat.cli" | tail -1))"
+		echo "RDMA Write 8 B latency over memif: did not complete (client: $(grep -v '^EAL\|^rte_pmd' "$T/rlat.cli" | tail -1))$PAIR_NOTE"
 	fi
 	if rdma_pair rlatm "-t write -l -s 8 -n ${BENCH_RDMA_ITERS:-10000}"; then
 		row=$(awk '$1 == 8 && NF >= 9 { print $5, $8 }' "$T/rlatm.cli" | tail -1)
 		echo "RDMA Write 8 B latency, target spins on memory only: p50 ${row% *} us, p99 ${row#* } us"
 	else
-		echo "RDMA Write 8 B latency (memory spin) over memif: did not complete"
+		echo "RDMA Write 8 B latency (memory spin) over memif: did not complete$PAIR_NOTE"
 	fi
 	# The goal asks for CRC on (SOFTRNIC_MPA=crc on both sides: MPA negotiates CRC32c); it
 	# is judged at MTU 9000, what a local memif link would be given (iperf3's loopback runs
