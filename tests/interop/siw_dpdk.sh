@@ -16,19 +16,17 @@
 # mpa_crc_required: g2h must then carry a good CRC32c in every FPDU; p2p boots siw with
 # peer_to_peer; rev1 loads a siw.ko rebuilt with mpa_version 1 into a stock guest.
 # Exit status: 0 pass, 1 fail, 77 skip (not root, no siw-vm, no tun, no image, QEMU cannot
-# boot, DPDK cannot start). Bounded by INTEROP_DPDK_SECONDS (default 420, room for three F1
-# retries with a guest reboot each on a slow machine; 600 with perftest or rev1).
+# boot, DPDK cannot start). Bounded by INTEROP_DPDK_SECONDS (default 600: room for five F1
+# retries with a guest reboot each, ~70 s apiece on the CI machine).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(readlink -f "${1:-$ROOT/build}")
 OUT=${2:-$BUILD/interop-dpdk}
 VARIANT=${IA_DPDK_VARIANT:-stock}
 PERF=${IA_DPDK_PERF:-0}
-DEF_LIMIT=420
-# a rev 1 guest reloads siw after every boot, and each F1 retry boots afresh
-[ "$PERF" = 1 ] || [ "$VARIANT" = rev1 ] && DEF_LIMIT=600
-LIMIT=${INTEROP_DPDK_SECONDS:-$DEF_LIMIT}
-ATTEMPTS=${INTEROP_H2G_ATTEMPTS:-4}
+LIMIT=${INTEROP_DPDK_SECONDS:-600}
+# docs/interop.md I6: up to 6 attempts in CI, as siw_rping.sh (4 F1 in a row seen, 2026-11-26)
+ATTEMPTS=${INTEROP_H2G_ATTEMPTS:-6}
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -186,6 +184,8 @@ h2g_rping() {
 		[ $rc = 0 ] && break
 		ia_siw_silent "$OUT/$name.pcap" "$GIP" || break
 		note="siw race F1 on attempt(s) 1..$a;"
+		# the last one is checked as it is: its capture stays, no reboot for nothing
+		[ "$a" = "$ATTEMPTS" ] && break
 		echo "note $name attempt $a: siw never answered after our RTR (F1), retrying"
 		mv "$OUT/$name.pcap" "$OUT/$name-race$a.pcap"
 		dp_after_f1 "$name-race$a"
