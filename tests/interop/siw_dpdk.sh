@@ -6,9 +6,12 @@
 #
 #   tests/interop/siw_dpdk.sh [DROPIN_BUILD_DIR [OUT]]   (default: build, BUILD/interop-dpdk)
 #
-# The DPDK port: inside siw-vm's namespace a veth pair, one end (vd-br) on the guests' bridge
-# siwbr0, the other (vd-port) taken by net_af_packet; the port is 198.51.100.5/24 (the kernel
-# holds no address on either end: it must not answer our ARP or reset our TCP). The bridge
+# The DPDK port: inside siw-vm's namespace two veth pairs, vd-port (taken by net_af_packet) /
+# vd-mp and vd-mb / vd-br (on the guests' bridge siwbr0), joined by tests/tcp/linux/impair,
+# which delays every frame towards the guest by INTEROP_DPDK_DELAY_MS (default 5; 0 joins
+# vd-port to the bridge directly): docs/interop.md I20, the link latency that keeps siw's
+# accept race (F1) shut on a TCG guest. The port is 198.51.100.5/24 (the kernel holds no
+# address on any of these ends: it must not answer our ARP or reset our TCP). The bridge
 # also holds the kernel's 198.51.100.1, which the DPDK side never uses.
 # Cases: g2h (siw client -> softrnic server) and h2g (softrnic client -> siw server), rping
 # -V -C 5 -S 1000 with the data verified on both ends, the bridge captured and decoded by
@@ -27,6 +30,7 @@ PERF=${IA_DPDK_PERF:-0}
 LIMIT=${INTEROP_DPDK_SECONDS:-600}
 # docs/interop.md I6: up to 6 attempts in CI, as siw_rping.sh (4 F1 in a row seen, 2026-11-26)
 ATTEMPTS=${INTEROP_H2G_ATTEMPTS:-6}
+DELAY_MS=${INTEROP_DPDK_DELAY_MS:-5}
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -41,7 +45,7 @@ fi
 [ -c /dev/net/tun ] || skip "no /dev/net/tun: QEMU guests cannot get a network"
 command -v tshark >/dev/null && command -v dumpcap >/dev/null || skip "tshark/dumpcap not installed"
 command -v rping >/dev/null || skip "Debian's rping is not installed on the host (rdmacm-utils)"
-for f in verbs/libibverbs.so.1 verbs/rdmacm/librdmacm.so.1 apps/iwarp-dump; do
+for f in verbs/libibverbs.so.1 verbs/rdmacm/librdmacm.so.1 apps/iwarp-dump tests/tcp/linux/impair; do
 	[ -e "$BUILD/$f" ] || { echo "FAIL: $BUILD/$f not built"; exit 1; }
 done
 
@@ -66,12 +70,18 @@ if [ "$VARIANT" = rev1 ] && ! ia_build_rev1; then
 	tail -n 5 "$OUT/siw-rev1.build.log"
 	echo "FAIL: could not build siw.ko with mpa_version 1"; exit 1
 fi
-trap 'ia_capture_stop; ia_down' EXIT
+DP_IMPAIR=
+dp_down() {
+	[ -n "$DP_IMPAIR" ] && { kill "$DP_IMPAIR" 2>/dev/null; wait "$DP_IMPAIR" 2>/dev/null; }
+	DP_IMPAIR=
+	ia_down
+}
+trap 'ia_capture_stop; dp_down' EXIT
 trap 'exit 143' TERM INT
 # dp_boot: (re)boot the guest and lay the DPDK port's wire: a veth pair in the namespace, one
 # end on the bridge (siw-vm down deletes the namespace and both ends with it).
 dp_boot() {
-	ia_down
+	dp_down
 	if ! ia_up "${VARIANT/rev1/stock}" 1; then
 		grep -q -i 'qemu.*failed\|died during boot\|timeout waiting' "$OUT/up.log" &&
 			skip "QEMU could not boot the guest here, see $OUT/up.log"
@@ -80,10 +90,38 @@ dp_boot() {
 	if [ "$VARIANT" = rev1 ] && ! ia_load_rev1 g1; then
 		cat "$OUT/rev1-load.log"; echo "FAIL: loading the rev 1 siw.ko"; exit 1
 	fi
-	ia_hx ip link add vd-br type veth peer name vd-port || { echo "FAIL: veth"; exit 1; }
+	if [ "$DELAY_MS" = 0 ]; then
+		ia_hx ip link add vd-br type veth peer name vd-port || { echo "FAIL: veth"; exit 1; }
+	else
+		dp_delayed_wire
+	fi
 	ia_hx ip link set vd-br master siwbr0 up || { echo "FAIL: vd-br on siwbr0"; exit 1; }
 	ia_hx ip link set vd-port up || { echo "FAIL: vd-port up"; exit 1; }
 	ia_hx sysctl -qw net.ipv6.conf.vd-port.disable_ipv6=1 net.ipv6.conf.vd-br.disable_ipv6=1 2>/dev/null
+}
+# dp_delayed_wire: vd-port / vd-mp, impair, vd-mb / vd-br. impair's packet sockets pass frames
+# as they are, so no end may leave a checksum to offload (vd-br would hand the guest's frames
+# on unfinished) or build super-frames. impair outlives its interfaces: dp_down ends it.
+dp_delayed_wire() {
+	local i
+	ia_hx ip link add vd-port type veth peer name vd-mp || { echo "FAIL: veth"; exit 1; }
+	ia_hx ip link add vd-br type veth peer name vd-mb || { echo "FAIL: veth"; exit 1; }
+	for i in vd-port vd-mp vd-mb vd-br; do
+		ia_hx ip link set "$i" up || { echo "FAIL: $i up"; exit 1; }
+		ia_hx ethtool -K "$i" tx off tso off gso off gro off >/dev/null 2>&1 ||
+			{ echo "FAIL: ethtool -K $i"; exit 1; }
+	done
+	ia_hx ip link set vd-mp promisc on && ia_hx ip link set vd-mb promisc on || exit 1
+	ia_hx sysctl -qw net.ipv6.conf.vd-mp.disable_ipv6=1 net.ipv6.conf.vd-mb.disable_ipv6=1 2>/dev/null
+	# not through ia_hx: `ip netns exec` execs impair, so $! is impair itself
+	ip netns exec "$IA_NS" "$BUILD/tests/tcp/linux/impair" vd-mp vd-mb --dir ab \
+		--delay-ms "$DELAY_MS" --seconds "$LIMIT" >"$OUT/impair.log" 2>&1 &
+	DP_IMPAIR=$!
+	for i in $(seq 50); do
+		grep -q ready "$OUT/impair.log" && return 0
+		sleep 0.1
+	done
+	echo "FAIL: impair did not start: $(cat "$OUT/impair.log")"; exit 1
 }
 # dp_after_f1 NAME: siw's F1 leaves the passive cm_id in CONN_RECV; when that connection then
 # closes, siw reports IW_CM_EVENT_CLOSE and iw_cm hits BUG() in cm_close_handler
