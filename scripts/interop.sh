@@ -18,7 +18,9 @@
 # BUILD_DIR/interop-matrix) and exits non-zero if a case failed.
 # The MPA_CASES run softrnic as initiator with SOFTRNIC_MPA options (crc, nop2p, rev1) against
 # stock siw. IA_ONLY=REGEX runs only the cases whose names match.
-# Needs root. Takes ~5 min on a 2-core TCG host. IA_ATTEMPTS (default 4) bounds the retries
+# softrnic runs at 198.51.100.2 in a namespace of its own whose frames reach the guests
+# IA_DELAY_MS (default 5) late (lib.sh ia_host_link, docs/interop.md I21).
+# Needs root. Takes ~4 min on a 2-core TCG host. IA_ATTEMPTS (default 4) bounds the retries
 # of a host-client case that fails with the siw race signature (docs/interop.md F1).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,6 +49,11 @@ trap 'ia_capture_stop; ia_down' EXIT
 trap 'exit 143' TERM INT
 ia_down
 ia_up stock,crc,p2p,stock 4 || { echo "siw-vm up failed" >&2; exit 1; }
+# docs/interop.md I21: softrnic in a namespace of its own at .2, its frames to the guests
+# delayed IA_DELAY_MS (default 5, 0: no delay) like a real link's, which keeps siw's accept
+# race (F1) shut on TCG guests
+ia_host_link "${IA_DELAY_MS:-5}" "$BUILD/tests/tcp/linux/impair" "$IA_NET.2/24" ||
+	{ echo "the host link failed" >&2; exit 1; }
 [ $rev1 = 1 ] && { ia_load_rev1 g4 || rev1=0; }
 
 # name guest dir server-args client-args expected-request expected-reply crc(0/1)
@@ -80,6 +87,19 @@ fails=0
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$OUT/matrix.md"
 
+# f9_ord0 NAME: docs/interop.md F9. Against a rev 1 Request siw reports IRD/ORD 0 to its
+# listener, Debian's rping server accepts with rdma_accept(id, NULL), which takes those, and
+# its RDMA Read then fails to post. True only for exactly that: a rev 1 case, the guest
+# server's "post send error" (it posts that Read only after our first Send arrived), and
+# that Send in the capture.
+f9_ord0() {
+	local name=$1 gip
+	[ "${name%%-*}" = mpa1 ] || return 1
+	grep -q '^post send error' "$OUT/$name.guest.log" 2>/dev/null || return 1
+	gip=$(ia_guest_ip g1)
+	[ "$(ia_tshark "$OUT/$name.pcap" -Y "iwarp_rdma.opcode == 3 && ip.dst==$gip" | grep -c .)" -gt 0 ]
+}
+
 run_case() {   # the fields of one CASES line
 	local line=$1 name g dir sargs cargs ereq erep ecrc a r dec tries=0 races=0 why=""
 	name=$(awk '{print $1}' <<<"$line"); g=$(awk '{print $2}' <<<"$line"); dir=$(awk '{print $3}' <<<"$line")
@@ -97,7 +117,10 @@ run_case() {   # the fields of one CASES line
 		ia_capture_stop
 		[ $r = 0 ] && break
 		[ "$dir" = h2g ] && ia_siw_silent "$OUT/$name.pcap" "$(ia_guest_ip "$g")" || break
+		f9_ord0 "$name" && break
 		races=$((races + 1))
+		# the last attempt keeps its capture for the checks below
+		[ "$a" = "$ATTEMPTS" ] && break
 		mv "$OUT/$name.pcap" "$OUT/$name-race$a.pcap"
 	done
 	[ $r = 0 ] || why+=" exchange"
@@ -115,7 +138,11 @@ run_case() {   # the fields of one CASES line
 	else grep -q 'server: 10 pings' "$OUT/$name.host.log" || { r=1; why+=" count"; }; fi
 	local res=PASS note=""
 	grep -q 'teardown race F6' "$OUT/$name.guest.log" 2>/dev/null && note="rping exit status lost (F6)"
-	[ $r = 0 ] || { res="FAIL${why}"; fails=$((fails + 1)); }
+	if [ $r != 0 ] && [ "$why" = " exchange count" ] && f9_ord0 "$name"; then
+		res="XFAIL"; note="F9: siw gave its rping server ORD 0 after a rev 1 request"
+	elif [ $r != 0 ]; then
+		res="FAIL${why}"; fails=$((fails + 1))
+	fi
 	echo "| $name | $g | $dir | $res | $tries (siw race: $races) | $req | $rep | $nts / $ndump | $good/$bad | $mal | $note |" >>"$OUT/matrix.md"
 	echo "$name: $res ($dec; attempts $tries)"
 }

@@ -10,6 +10,10 @@
 #   SIWVM_RUN, SIWVM_NETNS   passed to siw-vm; callers pick their own so they do not fight
 #                    with an interactive siw-vm session (its default is /run/siwvm, siwvm)
 #   IA_TIMEOUT       per-wait timeout of softrnic-rping in seconds (default 10)
+#
+# Host programs run in IA_HOST_NS at IA_HOST_IP: by default siw-vm's namespace and the
+# bridge's own address (.1); after ia_host_link, a namespace of their own behind a link that
+# delays the frames towards the guests (docs/interop.md I20/I21).
 
 IA_PORT=7174
 IA_HOST_IP=
@@ -33,6 +37,7 @@ ia_init() {
 	IA_DUMP=$(readlink -f "$1")/apps/iwarp-dump
 	IA_OUT=$2
 	IA_NS=${SIWVM_NETNS-siwvm}
+	IA_HOST_NS=$IA_NS
 	IA_HOST_IP=$IA_NET.1
 	IA_TIMEOUT=${IA_TIMEOUT:-10}
 	mkdir -p "$IA_OUT"
@@ -41,8 +46,10 @@ ia_init() {
 
 ia_sv() { "$IA_SV" "$@"; }
 ia_guest_ip() { echo "$IA_NET.$((10 + ${1#g}))"; }
-# Runs a host command inside the test namespace (the bridge side, 198.51.100.1).
+# Runs a command inside the test namespace (the bridge side, 198.51.100.1).
 ia_hx() { if [ -n "$IA_NS" ]; then ip netns exec "$IA_NS" "$@"; else "$@"; fi; }
+# Runs a host program where the host's end of the link is (IA_HOST_NS).
+ia_hh() { if [ -n "$IA_HOST_NS" ]; then ip netns exec "$IA_HOST_NS" "$@"; else "$@"; fi; }
 
 # ia_up VARIANTS N: boots N guests, VARIANTS is siw-vm's comma list (stock, crc, p2p).
 ia_up() {
@@ -54,7 +61,72 @@ ia_up() {
 	ia_hx ethtool -K siwbr0 tx off tso off gso off >/dev/null 2>&1 || true
 }
 
-ia_down() { timeout 60 "$IA_SV" down >>"$IA_OUT/down.log" 2>&1 || true; }
+ia_down() {
+	ia_host_unlink
+	timeout 60 "$IA_SV" down >>"$IA_OUT/down.log" 2>&1 || true
+}
+
+# ia_host_link MS IMPAIR [ADDR/LEN]: after ia_up, the host's own end of the bridge: namespace
+# IA_NS-h with hx0 (holding ADDR, or no address for a DPDK port), its frames to the guests
+# delayed MS ms by tests/tcp/linux/impair (IMPAIR) between veth pairs hx0 / hx-mp and
+# hx-mb / hx-br (on siwbr0); MS 0 joins hx0 / hx-br directly. The guests' frames to the host
+# pass undelayed. Sets IA_HOST_NS, and IA_HOST_IP when ADDR is given. Why: siw's accept race
+# (docs/interop.md F1) stays shut when the first FPDUs after the MPA Reply take a real
+# link's time to reach a TCG guest (I20). impair's packet sockets forward frames as they are,
+# so no end offloads a checksum or builds super-frames.
+ia_host_link() {
+	local ms=$1 bin=$2 addr=${3:-} ns=${IA_NS}-h i
+	[ -n "$IA_NS" ] || { ia_log "ia_host_link needs siw-vm's namespace"; return 1; }
+	ip netns del "$ns" 2>/dev/null
+	ip netns add "$ns" || return 1
+	IA_HOST_DNS=$ns
+	ip -n "$ns" link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	if [ "$ms" = 0 ]; then
+		ia_hx ip link add hx-br type veth peer name hx0 netns "$ns" || return 1
+	else
+		ia_hx ip link add hx-mp type veth peer name hx0 netns "$ns" || return 1
+		ia_hx ip link add hx-mb type veth peer name hx-br || return 1
+	fi
+	ia_hx ip link set hx-br master siwbr0 || return 1
+	for i in hx-br hx-mp hx-mb; do
+		ia_hx ip link show "$i" >/dev/null 2>&1 || continue
+		ia_hx sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+		ia_hx ip link set "$i" up && ia_hx ethtool -K "$i" tx off tso off gso off gro off >/dev/null ||
+			return 1
+	done
+	ip -n "$ns" link set hx0 up && ip netns exec "$ns" ethtool -K hx0 tx off tso off gso off gro off \
+		>/dev/null || return 1
+	[ -z "$addr" ] || { ip -n "$ns" addr add "$addr" dev hx0 && IA_HOST_IP=${addr%/*}; } || return 1
+	IA_HOST_NS=$ns
+	[ "$ms" = 0 ] && return 0
+	ia_hx ip link set hx-mp promisc on && ia_hx ip link set hx-mb promisc on || return 1
+	# not through ia_hx: `ip netns exec` execs impair, so $! is impair itself
+	# bounded too, should a killed caller never reach ia_down
+	ip netns exec "$IA_NS" "$bin" hx-mp hx-mb --dir ab --delay-ms "$ms" --seconds 3600 \
+		>"$IA_OUT/impair.log" 2>&1 &
+	IA_IMPAIR_PID=$!
+	for i in $(seq 50); do
+		grep -q ready "$IA_OUT/impair.log" && return 0
+		sleep 0.1
+	done
+	ia_log "impair did not start: $(cat "$IA_OUT/impair.log")"
+	return 1
+}
+
+# ia_host_unlink: ends impair (it outlives its interfaces) and the host namespace; host
+# programs go back to siw-vm's namespace and the bridge's address.
+ia_host_unlink() {
+	if [ -n "${IA_IMPAIR_PID:-}" ]; then
+		kill "$IA_IMPAIR_PID" 2>/dev/null
+		wait "$IA_IMPAIR_PID" 2>/dev/null
+	fi
+	IA_IMPAIR_PID=
+	[ -n "${IA_HOST_DNS:-}" ] && ip netns del "$IA_HOST_DNS" 2>/dev/null
+	IA_HOST_DNS=
+	IA_HOST_NS=$IA_NS
+	IA_HOST_IP=$IA_NET.1
+}
 
 # ia_capture_start NAME / ia_capture_stop: dumpcap on the bridge (tcpdump is not installed
 # on the host; dumpcap comes with tshark). pcap format so every reader takes it.
@@ -93,7 +165,7 @@ ia_guest_listening() {
 }
 
 ia_host_listening() {
-	ia_hx ss -Hltn "sport = :$IA_PORT" 2>/dev/null | grep -q LISTEN
+	ia_hh ss -Hltn "sport = :${1:-$IA_PORT}" 2>/dev/null | grep -q LISTEN
 }
 
 # Kill what a case left running in the guest (a server stuck by a failed exchange).
@@ -110,7 +182,7 @@ ia_h2g() {
 	ia_guest_cleanup "$g"
 	ia_sv exec -b "$g" "rping -s -a $gip -p $IA_PORT $3 >/tmp/ia-srv.log 2>&1" >/dev/null || return 1
 	for _ in $(seq 20); do ia_guest_listening "$g" && break; sleep 0.2; done
-	timeout $((IA_TIMEOUT * 4 + 30)) ip netns exec "$IA_NS" \
+	timeout $((IA_TIMEOUT * 4 + 30)) ip netns exec "$IA_HOST_NS" \
 		"$IA_BIN/softrnic-rping" -c -a "$gip" -p "$IA_PORT" -t "$IA_TIMEOUT" $4 \
 		>"$IA_OUT/$name.host.log" 2>&1
 	rc=$?
@@ -127,7 +199,7 @@ ia_h2g() {
 ia_g2h() {
 	local name=$1 g=$2 hp rc hrc
 	ia_guest_cleanup "$g"
-	timeout $((IA_TIMEOUT * 4 + 60)) ip netns exec "$IA_NS" \
+	timeout $((IA_TIMEOUT * 4 + 60)) ip netns exec "$IA_HOST_NS" \
 		"$IA_BIN/softrnic-rping" -s -a "$IA_HOST_IP" -p "$IA_PORT" -t "$IA_TIMEOUT" $3 \
 		>"$IA_OUT/$name.host.log" 2>&1 &
 	hp=$!

@@ -34,12 +34,14 @@ trap 'exit 143' TERM INT
 ia_sv build >"$OUT/build.log" 2>&1 || exit 1
 ia_down
 ia_up stock 1 || exit 1
+# docs/interop.md I21: the host's end behind a link delaying frames to the guest (F1)
+ia_host_link "${IA_DELAY_MS:-5}" "$DB/tests/tcp/linux/impair" "$IA_NET.2/24" || exit 1
 GIP=$(ia_guest_ip g1)
 
 # In OUT with core dumps on, so a crash (F5) leaves OUT/core* for the backtrace below.
 host_perf() {
 	(cd "$OUT" && ulimit -c unlimited &&
-		LD_LIBRARY_PATH=$LIBS exec timeout "$LIMIT" ip netns exec "$IA_NS" "$@")
+		LD_LIBRARY_PATH=$LIBS exec timeout "$LIMIT" ip netns exec "$IA_HOST_NS" "$@")
 }
 
 # backtrace NAME PROGRAM: the newest core in OUT, if any, as OUT/NAME.backtrace.txt
@@ -68,7 +70,7 @@ run() {   # NAME TEST DIR ARGS
 	else
 		host_perf "$t" -R -F -p $PORT $args >"$OUT/$name.host.log" 2>&1 &
 		hp=$!
-		for _ in $(seq 50); do ia_hx ss -Hltn "sport = :$PORT" | grep -q LISTEN && break; sleep 0.1; done
+		for _ in $(seq 50); do ia_host_listening "$PORT" && break; sleep 0.1; done
 		ia_sv exec -t "$LIMIT" g1 "$t -R -d siw0 -F -p $PORT $args $IA_HOST_IP" >"$OUT/$name.guest.log" 2>&1
 		grc=$?
 		wait "$hp"

@@ -6,13 +6,12 @@
 #
 #   tests/interop/siw_dpdk.sh [DROPIN_BUILD_DIR [OUT]]   (default: build, BUILD/interop-dpdk)
 #
-# The DPDK port: inside siw-vm's namespace two veth pairs, vd-port (taken by net_af_packet) /
-# vd-mp and vd-mb / vd-br (on the guests' bridge siwbr0), joined by tests/tcp/linux/impair,
-# which delays every frame towards the guest by INTEROP_DPDK_DELAY_MS (default 5; 0 joins
-# vd-port to the bridge directly): docs/interop.md I20, the link latency that keeps siw's
-# accept race (F1) shut on a TCG guest. The port is 198.51.100.5/24 (the kernel holds no
-# address on any of these ends: it must not answer our ARP or reset our TCP). The bridge
-# also holds the kernel's 198.51.100.1, which the DPDK side never uses.
+# The DPDK port: lib.sh's host link (ia_host_link): net_af_packet takes hx0 in the namespace
+# siwvm-dp-h, whose frames reach the guests' bridge siwbr0 through tests/tcp/linux/impair,
+# delayed INTEROP_DPDK_DELAY_MS (default 5; 0 joins hx0 to the bridge directly):
+# docs/interop.md I20, the link latency that keeps siw's accept race (F1) shut on a TCG guest.
+# The port is 198.51.100.5/24 (the kernel holds no address on hx0: it must not answer our ARP
+# or reset our TCP). The bridge also holds the kernel's 198.51.100.1, unused here.
 # Cases: g2h (siw client -> softrnic server) and h2g (softrnic client -> siw server), rping
 # -V -C 5 -S 1000 with the data verified on both ends, the bridge captured and decoded by
 # tshark and apps/iwarp-dump (ia_decode). IA_DPDK_VARIANT=crc boots siw with
@@ -59,7 +58,7 @@ LIBS=$OUT/dropin
 mkdir -p "$LIBS"
 cp -aL "$BUILD/verbs/libibverbs.so.1" "$BUILD/verbs/rdmacm/librdmacm.so.1" "$LIBS/" || exit 1
 DP_IP=$IA_NET.5
-DP_EAL="--no-huge -m 256 -l 0 --vdev=net_af_packet0,iface=vd-port,qdisc_bypass=1"
+DP_EAL="--no-huge -m 256 -l 0 --vdev=net_af_packet0,iface=hx0,qdisc_bypass=1"
 PORT=7175
 
 if ! timeout 240 "$IA_SV" build >"$OUT/build.log" 2>&1; then
@@ -70,18 +69,12 @@ if [ "$VARIANT" = rev1 ] && ! ia_build_rev1; then
 	tail -n 5 "$OUT/siw-rev1.build.log"
 	echo "FAIL: could not build siw.ko with mpa_version 1"; exit 1
 fi
-DP_IMPAIR=
-dp_down() {
-	[ -n "$DP_IMPAIR" ] && { kill "$DP_IMPAIR" 2>/dev/null; wait "$DP_IMPAIR" 2>/dev/null; }
-	DP_IMPAIR=
-	ia_down
-}
-trap 'ia_capture_stop; dp_down' EXIT
+trap 'ia_capture_stop; ia_down' EXIT
 trap 'exit 143' TERM INT
-# dp_boot: (re)boot the guest and lay the DPDK port's wire: a veth pair in the namespace, one
-# end on the bridge (siw-vm down deletes the namespace and both ends with it).
+# dp_boot: (re)boot the guest and lay the DPDK port's wire (ia_host_link; siw-vm down, in
+# ia_down, deletes siw-vm's namespace, and ia_down the host's).
 dp_boot() {
-	dp_down
+	ia_down
 	if ! ia_up "${VARIANT/rev1/stock}" 1; then
 		grep -q -i 'qemu.*failed\|died during boot\|timeout waiting' "$OUT/up.log" &&
 			skip "QEMU could not boot the guest here, see $OUT/up.log"
@@ -90,38 +83,8 @@ dp_boot() {
 	if [ "$VARIANT" = rev1 ] && ! ia_load_rev1 g1; then
 		cat "$OUT/rev1-load.log"; echo "FAIL: loading the rev 1 siw.ko"; exit 1
 	fi
-	if [ "$DELAY_MS" = 0 ]; then
-		ia_hx ip link add vd-br type veth peer name vd-port || { echo "FAIL: veth"; exit 1; }
-	else
-		dp_delayed_wire
-	fi
-	ia_hx ip link set vd-br master siwbr0 up || { echo "FAIL: vd-br on siwbr0"; exit 1; }
-	ia_hx ip link set vd-port up || { echo "FAIL: vd-port up"; exit 1; }
-	ia_hx sysctl -qw net.ipv6.conf.vd-port.disable_ipv6=1 net.ipv6.conf.vd-br.disable_ipv6=1 2>/dev/null
-}
-# dp_delayed_wire: vd-port / vd-mp, impair, vd-mb / vd-br. impair's packet sockets pass frames
-# as they are, so no end may leave a checksum to offload (vd-br would hand the guest's frames
-# on unfinished) or build super-frames. impair outlives its interfaces: dp_down ends it.
-dp_delayed_wire() {
-	local i
-	ia_hx ip link add vd-port type veth peer name vd-mp || { echo "FAIL: veth"; exit 1; }
-	ia_hx ip link add vd-br type veth peer name vd-mb || { echo "FAIL: veth"; exit 1; }
-	for i in vd-port vd-mp vd-mb vd-br; do
-		ia_hx ip link set "$i" up || { echo "FAIL: $i up"; exit 1; }
-		ia_hx ethtool -K "$i" tx off tso off gso off gro off >/dev/null 2>&1 ||
-			{ echo "FAIL: ethtool -K $i"; exit 1; }
-	done
-	ia_hx ip link set vd-mp promisc on && ia_hx ip link set vd-mb promisc on || exit 1
-	ia_hx sysctl -qw net.ipv6.conf.vd-mp.disable_ipv6=1 net.ipv6.conf.vd-mb.disable_ipv6=1 2>/dev/null
-	# not through ia_hx: `ip netns exec` execs impair, so $! is impair itself
-	ip netns exec "$IA_NS" "$BUILD/tests/tcp/linux/impair" vd-mp vd-mb --dir ab \
-		--delay-ms "$DELAY_MS" --seconds "$LIMIT" >"$OUT/impair.log" 2>&1 &
-	DP_IMPAIR=$!
-	for i in $(seq 50); do
-		grep -q ready "$OUT/impair.log" && return 0
-		sleep 0.1
-	done
-	echo "FAIL: impair did not start: $(cat "$OUT/impair.log")"; exit 1
+	ia_host_link "$DELAY_MS" "$BUILD/tests/tcp/linux/impair" ||
+		{ echo "FAIL: the host link (ia_host_link)"; exit 1; }
 }
 # dp_after_f1 NAME: siw's F1 leaves the passive cm_id in CONN_RECV; when that connection then
 # closes, siw reports IW_CM_EVENT_CLOSE and iw_cm hits BUG() in cm_close_handler
@@ -138,7 +101,7 @@ GIP=$(ia_guest_ip g1)
 
 # host_dpdk CMD...: a Debian program in the namespace over our libraries on the DPDK port
 host_dpdk() {
-	ip netns exec "$IA_NS" env LD_LIBRARY_PATH="$LIBS" SOFTRNIC_TRANSPORT=dpdk \
+	ip netns exec "$IA_HOST_NS" env LD_LIBRARY_PATH="$LIBS" SOFTRNIC_TRANSPORT=dpdk \
 		SOFTRNIC_DPDK_EAL="$DP_EAL" SOFTRNIC_DPDK_IP="$DP_IP/24" "$@"
 }
 no_eal() {   # LOG: DPDK could not start on this machine
