@@ -111,8 +111,10 @@ static void new_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t ack)
 	uint32_t data_end = seq_lt(ack, c->snd_end) ? ack : c->snd_end;
 
 	rtt_sample(c, seg, ack);
-	if (c->snd_una == c->iss)
-		acked--; /* our SYN */
+	/* Our SYN takes the first sequence number. Only the first ACK past iss covers it
+	 * (nothing is counted as acked before it); after 2^32 octets snd_una is back at iss. */
+	if (c->snd_una == c->iss && c->st.bytes_acked == 0)
+		acked--;
 	/* Not compared with iss: after 2 GiB sent, serial arithmetic reads iss as ahead and the
 	 * send queue was never freed again (the transfer stalled at 2^31 octets). The queue
 	 * starts at iss + 1, so the ACK of our SYN alone frees nothing. */

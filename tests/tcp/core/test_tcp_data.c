@@ -14,6 +14,7 @@
 #include <rte_byteorder.h>
 #include <rte_mbuf.h>
 
+#include "tcp_int.h"
 #include "tcp_isn.h"
 #include "tcp_fixture.h"
 #include "tcp_segment.h"
@@ -570,6 +571,30 @@ static void test_zc_abort(void **state)
 	pair_ep_fini(&b);
 }
 
+/* After exactly 2^32 octets snd_una is back at iss: the ACK that moves it on covers data
+ * only, not our SYN again (the byte count and congestion avoidance's count lost an octet). */
+static void test_acked_count_at_iss_again(void **state)
+{
+	struct pair_ep a, b;
+	struct tcp_conn_stats st0, st;
+	const size_t len = 100000;
+
+	(void)state;
+	pair_established(&a, &b);
+	assert_int_equal(pair_bulk(&P, &a, &b, len, 60 * SEC), len);
+	pair_advance(&P, 5 * MS, 1 * MS); /* the last (delayed) ACK */
+	tcp_conn_get_stats(a.c, &st0);
+	assert_int_equal(st0.bytes_acked, len);
+	a.c->iss = a.c->snd_una; /* where 2^32 more acknowledged octets would leave it */
+	assert_int_equal(pair_bulk(&P, &a, &b, len, 60 * SEC), len);
+	pair_advance(&P, 5 * MS, 1 * MS);
+	assert_int_equal(b.rx_len, 2 * len);
+	tcp_conn_get_stats(a.c, &st);
+	assert_int_equal(st.bytes_acked - st0.bytes_acked, len);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
 /* ---- sequence wraparound ---- */
 static void test_wraparound(void **state)
 {
@@ -788,6 +813,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_records_mss_sized, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_zc_after_ack, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_zc_abort, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_acked_count_at_iss_again, pair_fixture_setup,
+						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_wraparound, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_many_connections, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_random_impairments, pair_fixture_setup, pair_fixture_teardown),
