@@ -53,7 +53,7 @@ backtrace() {
 		>"$OUT/$1.backtrace.txt" 2>&1
 	mv "$core" "$OUT/$1.core"
 }
-guest_kill() { ia_sv exec -t 20 g1 'for p in $(pidof ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat); do kill -9 $p; done; true' >/dev/null 2>&1; }
+guest_kill() { ia_sv exec -t 20 g1 'for p in $(pidof ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat ib_read_lat); do kill -9 $p; done; true' >/dev/null 2>&1; }
 
 run() {   # NAME TEST DIR ARGS
 	local name=$1 t=$2 dir=$3 args=$4 hrc grc hp res notes=""
@@ -100,7 +100,7 @@ for t in ib_write_bw ib_read_bw ib_send_bw; do
 	run "$t-h2g" "$t" h2g "-n 200 -s 65536"
 	run "$t-g2h" "$t" g2h "-n 200 -s 65536"
 done
-for t in ib_send_lat ib_write_lat; do
+for t in ib_send_lat ib_write_lat ib_read_lat; do
 	run "$t-h2g" "$t" h2g "-n 200 -s 64"
 	run "$t-g2h" "$t" g2h "-n 200 -s 64"
 done

@@ -10,10 +10,11 @@
 # Bounded: the whole run is killed after INTEROP_CI_SECONDS (default 290) seconds.
 #
 # host client -> guest server: softrnic's rdmacm offers MPA peer-to-peer (RTR) and Linux siw
-# sometimes loses that RTR (docs/interop.md, F1: the data arrives before siw_accept() installs
-# its RTR upcall and is never read). An attempt that fails with that exact signature (siw sent
-# no DDP segment at all after its MPA Reply) is retried, up to INTEROP_H2G_ATTEMPTS (default 6)
-# times; any other failure fails the check at once.
+# can lose that RTR (docs/interop.md, F1: the data arrives before siw_accept() installs its
+# RTR upcall and is never read); the host link's delay (I21) keeps that window shut, and an
+# attempt that still fails with that exact signature (siw sent no DDP segment at all after
+# its MPA Reply) is retried, up to INTEROP_H2G_ATTEMPTS (default 6) times; any other failure
+# fails the check at once.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build}
@@ -33,7 +34,9 @@ fi
 [ "$(id -u)" = 0 ] || skip "needs root (siw-vm creates a netns, taps and QEMU guests)"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun: QEMU guests cannot get a network"
 command -v tshark >/dev/null && command -v dumpcap >/dev/null || skip "tshark/dumpcap not installed"
-[ -x "$BUILD/apps/verbs/softrnic-rping" ] || { echo "FAIL: $BUILD/apps/verbs/softrnic-rping not built"; exit 1; }
+for f in apps/verbs/softrnic-rping tests/tcp/linux/impair; do
+	[ -x "$BUILD/$f" ] || { echo "FAIL: $BUILD/$f not built"; exit 1; }
+done
 
 # Our own run directory and namespace, so an interactive `siw-vm up` is not disturbed.
 export SIWVM_RUN=${SIWVM_RUN:-/run/siwvm-ci} SIWVM_NETNS=${SIWVM_NETNS-siwvm-ci}
@@ -55,6 +58,10 @@ if ! ia_up stock 1; then
 		skip "QEMU could not boot the guest here, see $OUT/up.log"
 	echo "FAIL: siw-vm up"; exit 1
 fi
+# softrnic at .2 in a namespace of its own, its frames to the guest 5 ms late (docs/interop.md
+# I21): the link latency that keeps siw's accept race (F1) shut on a TCG guest
+ia_host_link "${IA_DELAY_MS:-5}" "$BUILD/tests/tcp/linux/impair" "$IA_NET.2/24" ||
+	{ echo "FAIL: the host link (ia_host_link)"; exit 1; }
 
 fails=0
 check() {   # NAME RESULT: decode the capture, print one line
