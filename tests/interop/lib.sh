@@ -101,8 +101,10 @@ ia_host_link() {
 	IA_HOST_NS=$ns
 	[ "$ms" = 0 ] && return 0
 	ia_hx ip link set hx-mp promisc on && ia_hx ip link set hx-mb promisc on || return 1
-	# not through ia_hx: `ip netns exec` execs impair, so $! is impair itself
-	# bounded too, should a killed caller never reach ia_down
+	# not through ia_hx: `ip netns exec` execs impair, so $! is impair itself; bounded too,
+	# should a killed caller never reach ia_down; the log emptied first, or the wait below
+	# could take an earlier boot's "ready" for this one's
+	: >"$IA_OUT/impair.log"
 	ip netns exec "$IA_NS" "$bin" hx-mp hx-mb --dir ab --delay-ms "$ms" --seconds 3600 \
 		>"$IA_OUT/impair.log" 2>&1 &
 	IA_IMPAIR_PID=$!
