@@ -87,7 +87,7 @@ fails=0
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$OUT/matrix.md"
 
-# f9_ord0 NAME: docs/interop.md F9. Against a rev 1 Request siw reports IRD/ORD 0 to its
+# f9_ord0 NAME GUEST: docs/interop.md F9. Against a rev 1 Request siw reports IRD/ORD 0 to its
 # listener, Debian's rping server accepts with rdma_accept(id, NULL), which takes those, and
 # its RDMA Read then fails to post. True only for exactly that: a rev 1 case, the guest
 # server's "post send error" (it posts that Read only after our first Send arrived), and
@@ -96,7 +96,7 @@ f9_ord0() {
 	local name=$1 gip
 	[ "${name%%-*}" = mpa1 ] || return 1
 	grep -q '^post send error' "$OUT/$name.guest.log" 2>/dev/null || return 1
-	gip=$(ia_guest_ip g1)
+	gip=$(ia_guest_ip "$2")
 	[ "$(ia_tshark "$OUT/$name.pcap" -Y "iwarp_rdma.opcode == 3 && ip.dst==$gip" | grep -c .)" -gt 0 ]
 }
 
@@ -117,7 +117,7 @@ run_case() {   # the fields of one CASES line
 		ia_capture_stop
 		[ $r = 0 ] && break
 		[ "$dir" = h2g ] && ia_siw_silent "$OUT/$name.pcap" "$(ia_guest_ip "$g")" || break
-		f9_ord0 "$name" && break
+		f9_ord0 "$name" "$g" && break
 		races=$((races + 1))
 		# the last attempt keeps its capture for the checks below
 		[ "$a" = "$ATTEMPTS" ] && break
@@ -138,7 +138,7 @@ run_case() {   # the fields of one CASES line
 	else grep -q 'server: 10 pings' "$OUT/$name.host.log" || { r=1; why+=" count"; }; fi
 	local res=PASS note=""
 	grep -q 'teardown race F6' "$OUT/$name.guest.log" 2>/dev/null && note="rping exit status lost (F6)"
-	if [ $r != 0 ] && [ "$why" = " exchange count" ] && f9_ord0 "$name"; then
+	if [ $r != 0 ] && [ "$why" = " exchange count" ] && f9_ord0 "$name" "$g"; then
 		res="XFAIL"; note="F9: siw gave its rping server ORD 0 after a rev 1 request"
 	elif [ $r != 0 ]; then
 		res="FAIL${why}"; fails=$((fails + 1))

@@ -15,6 +15,9 @@
 # bridge's own address (.1); after ia_host_link, a namespace of their own behind a link that
 # delays the frames towards the guests (docs/interop.md I20/I21).
 
+# impair_spawn, impair_stop, offloads_try (ia_host_link)
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/impair.sh"
+
 IA_PORT=7174
 IA_HOST_IP=
 IA_NET=${SIWVM_NET:-198.51.100}
@@ -92,26 +95,16 @@ ia_host_link() {
 	for i in hx-br hx-mp hx-mb; do
 		ia_hx ip link show "$i" >/dev/null 2>&1 || continue
 		ia_hx sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-		ia_hx ip link set "$i" up && ia_hx ethtool -K "$i" tx off tso off gso off gro off >/dev/null ||
-			return 1
+		ia_hx ip link set "$i" up && offloads_try "$IA_NS" "$i" || return 1
 	done
-	ip -n "$ns" link set hx0 up && ip netns exec "$ns" ethtool -K hx0 tx off tso off gso off gro off \
-		>/dev/null || return 1
+	ip -n "$ns" link set hx0 up && offloads_try "$ns" hx0 || return 1
 	[ -z "$addr" ] || { ip -n "$ns" addr add "$addr" dev hx0 && IA_HOST_IP=${addr%/*}; } || return 1
 	IA_HOST_NS=$ns
 	[ "$ms" = 0 ] && return 0
 	ia_hx ip link set hx-mp promisc on && ia_hx ip link set hx-mb promisc on || return 1
-	# not through ia_hx: `ip netns exec` execs impair, so $! is impair itself; bounded too,
-	# should a killed caller never reach ia_down; the log emptied first, or the wait below
-	# could take an earlier boot's "ready" for this one's
-	: >"$IA_OUT/impair.log"
-	ip netns exec "$IA_NS" "$bin" hx-mp hx-mb --dir ab --delay-ms "$ms" --seconds 3600 \
-		>"$IA_OUT/impair.log" 2>&1 &
-	IA_IMPAIR_PID=$!
-	for i in $(seq 50); do
-		grep -q ready "$IA_OUT/impair.log" && return 0
-		sleep 0.1
-	done
+	# bounded, should a killed caller never reach ia_down
+	impair_spawn "$bin" "$IA_NS" hx-mp hx-mb "$IA_OUT/impair.log" 3600 --dir ab --delay-ms "$ms" &&
+		return 0
 	ia_log "impair did not start: $(cat "$IA_OUT/impair.log")"
 	return 1
 }
@@ -119,11 +112,7 @@ ia_host_link() {
 # ia_host_unlink: ends impair (it outlives its interfaces) and the host namespace; host
 # programs go back to siw-vm's namespace and the bridge's address.
 ia_host_unlink() {
-	if [ -n "${IA_IMPAIR_PID:-}" ]; then
-		kill "$IA_IMPAIR_PID" 2>/dev/null
-		wait "$IA_IMPAIR_PID" 2>/dev/null
-	fi
-	IA_IMPAIR_PID=
+	impair_stop
 	[ -n "${IA_HOST_DNS:-}" ] && ip netns del "$IA_HOST_DNS" 2>/dev/null
 	IA_HOST_DNS=
 	IA_HOST_NS=$IA_NS
