@@ -28,6 +28,17 @@ struct perf_params {
 	bool poll_cq;           /* write_lat: poll the CQ on every spin on the target byte */
 	int timeout_ms;         /* limit for any single wait */
 	FILE *log;              /* banner and connection lines; NULL = quiet */
+	/* Interleaving (bench/rdma): every `between_every` iterations, outside the measured
+	 * time, call between(between_arg); non-zero fails the run. Latency tests call it on both
+	 * sides at the same iteration (after it, not after the last); bandwidth tests on the
+	 * client only, with nothing in flight. 0 = never. */
+	uint32_t between_every;
+	int (*between)(void *arg);
+	void *between_arg;
+	/* Client, NULL or room for iters values: latency tests store each iteration's latency
+	 * (us, as t_typical), in run order; bandwidth tests with between_every store the MiB/s
+	 * of each block of between_every messages. */
+	double *samples;
 };
 
 struct perf_result {

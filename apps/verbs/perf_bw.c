@@ -2,6 +2,7 @@
  * no more than the ORD), signals one in `mod` and measures from the first post to the last
  * completion. send_bw uses credits as perftest does on iWARP (no RNR retry there): the
  * server RDMA-writes the number of receives it has posted into the client's credit record. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "perf_int.h"
@@ -11,6 +12,8 @@
 struct bw_samples {
 	uint64_t *t, *done;
 	uint32_t n;
+	uint64_t paused;       /* ns spent in the interleaving hook, left out of every time */
+	uint64_t block_t0;     /* interleaving: start of the current block (paused-adjusted) */
 };
 
 static uint64_t credit_now(struct perf_sess *s)
@@ -32,17 +35,48 @@ static uint32_t depth_of(const struct perf_sess *s)
 	return d;
 }
 
+/* Where posting stops for now: the end of the run, or of the current interleaving block. */
+static uint64_t post_limit(const struct perf_sess *s)
+{
+	uint64_t every = s->p.between ? s->p.between_every : 0;
+
+	if (every == 0)
+		return s->p.iters;
+	uint64_t end = (s->data_done / every + 1) * every;
+	return end < s->p.iters ? end : s->p.iters;
+}
+
 static bool may_post(struct perf_sess *s, uint64_t posted, uint32_t depth)
 {
-	if (posted >= s->p.iters || posted - s->data_done >= depth)
+	if (posted >= post_limit(s) || posted - s->data_done >= depth)
 		return false;
 	return s->p.test != PERF_SEND || posted + 1 <= credit_now(s);
 }
 
 static void sample(struct bw_samples *b, uint64_t done)
 {
-	b->t[b->n] = vx_now_ns();
+	b->t[b->n] = vx_now_ns() - b->paused;
 	b->done[b->n++] = done;
+}
+
+/* A block of between_every messages is complete and nothing is in flight: its rate, then the
+ * hook, whose time is left out (perf.h). */
+static int block_done(struct perf_sess *s, struct bw_samples *b)
+{
+	uint64_t every = s->p.between_every, t = vx_now_ns() - b->paused;
+
+	if (s->p.samples)
+		s->p.samples[s->data_done / every - 1] =
+			(double)every * s->p.size / ((double)(t - b->block_t0) / 1e9) / MIB;
+	if (s->data_done == s->p.iters)
+		return 0;
+	uint64_t t0 = vx_now_ns();
+	if (s->p.between(s->p.between_arg))
+		return fprintf(stderr, "softrnic-perf: the interleaved step failed\n"), -1;
+	b->paused += vx_now_ns() - t0;
+	b->block_t0 = vx_now_ns() - b->paused;
+	perf_arm_deadline(s);
+	return 0;
 }
 
 static int bw_loop(struct perf_sess *s, struct bw_samples *b)
@@ -53,10 +87,14 @@ static int bw_loop(struct perf_sess *s, struct bw_samples *b)
 	uint64_t posted = 0;
 	perf_arm_deadline(s);
 	sample(b, 0);
+	b->block_t0 = b->t[0];
 	while (s->data_done < s->p.iters) {
 		while (may_post(s, posted, depth)) {
 			posted++;
-			if (perf_post(s, ops[s->p.test], posted, posted % mod == 0 || posted == s->p.iters))
+			/* signaled: every mod-th, and the last of the run or of a block, whose
+			 * completion ends it */
+			if (perf_post(s, ops[s->p.test], posted,
+				      posted % mod == 0 || posted == post_limit(s)))
 				return -1;
 		}
 		uint64_t before = s->data_done;
@@ -66,6 +104,9 @@ static int bw_loop(struct perf_sess *s, struct bw_samples *b)
 		if (s->data_done != before) {
 			sample(b, s->data_done);
 			perf_arm_deadline(s);
+			if (s->p.between && s->p.between_every &&
+			    s->data_done % s->p.between_every == 0 && block_done(s, b))
+				return -1;
 		} else if (n == 0 && perf_spin(s)) {
 			return -1;
 		}

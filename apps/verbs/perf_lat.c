@@ -24,6 +24,20 @@ static int spin_byte(struct perf_sess *s, volatile const char *p, char v)
 	return 0;
 }
 
+/* After iteration i: the interleaving hook when due (perf.h), then a new start time so the
+ * hook's time counts nowhere. */
+static int maybe_between(struct perf_sess *s, uint32_t i, uint64_t *prev)
+{
+	uint32_t every = s->p.between_every;
+
+	if (!s->p.between || every == 0 || i % every != 0 || i == s->p.iters)
+		return 0;
+	if (s->p.between(s->p.between_arg))
+		return fprintf(stderr, "softrnic-perf: the interleaved step failed\n"), -1;
+	*prev = vx_now_ns();
+	return 0;
+}
+
 static int write_pingpong(struct perf_sess *s, double *ns)
 {
 	volatile const char *poll_byte = s->rx + s->p.size - 1;
@@ -44,6 +58,8 @@ static int write_pingpong(struct perf_sess *s, double *ns)
 		prev = now;
 		if (perf_reap(s) < 0)   /* frees SQ slots of the signaled writes */
 			return -1;
+		if (maybe_between(s, i, &prev))
+			return -1;
 	}
 	return 0;
 }
@@ -63,6 +79,8 @@ static int send_pingpong(struct perf_sess *s, double *ns)
 		if (ns)
 			ns[i - 1] = (double)(now - prev);
 		prev = now;
+		if (maybe_between(s, i, &prev))
+			return -1;
 	}
 	return 0;
 }
@@ -89,8 +107,11 @@ int perf_lat_client(struct perf_sess *s, struct perf_result *r)
 	case PERF_SEND: rc = send_pingpong(s, ns); break;
 	default: rc = read_each(s, ns); break;
 	}
+	double scale = s->p.test == PERF_READ ? 1.0 : 0.5;
+	for (uint32_t i = 0; rc == 0 && s->p.samples && i < s->p.iters; i++)
+		s->p.samples[i] = ns[i] * scale / 1000.0;
 	if (rc == 0)
-		perf_lat_stats(ns, s->p.iters, s->p.test == PERF_READ ? 1.0 : 0.5, r);
+		perf_lat_stats(ns, s->p.iters, scale, r);
 	free(ns);
 	return rc;
 }

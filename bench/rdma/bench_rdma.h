@@ -3,6 +3,7 @@
 #ifndef BENCH_RDMA_H
 #define BENCH_RDMA_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,10 @@ struct bench_out {
 	int ok;
 	double p50_us, p99_us;   /* latency (half round trip for ping-pongs) */
 	double mib_s;            /* bandwidth */
+	/* interleaved runs (rdma_bench goals): softrnic / TCP per block pair, median and
+	 * quartiles, and the medians of the block figures (p50 us or MiB/s) of each side */
+	double ratio, ratio_q1, ratio_q3, rdma_med, tcp_med;
+	unsigned pairs;
 };
 
 /* Runs server(arg) pinned to CPU server_cpu and client(arg, out) pinned to client_cpu in two
@@ -35,5 +40,34 @@ enum tcp_wait {
 /* tcp_base.c: kernel TCP baselines on 127.0.0.1. Both ping-pong sides use wait. */
 int tcp_pingpong(uint32_t size, uint32_t iters, enum tcp_wait wait, struct bench_out *out);
 int tcp_bulk(uint32_t chunk, double seconds, struct bench_out *out);
+
+/* Interleaved baselines (tcp_side.c). A softrnic run calls tcp_side_block as its between
+ * hook (perf.h) every `block` iterations: each call moves one block over a kernel TCP
+ * connection between the same two processes, opened on the first call (the parent makes the
+ * listener before the fork). Latency (bulk false): `block` ping-pong rounds of `size` bytes
+ * waiting as `wait` says, on both sides at the same iteration. Bandwidth (bulk true): the
+ * client writes `block` x 64 KiB with blocking writes and waits for the sink's
+ * acknowledgement; the server side is a sink thread (tcp_side_sink_start), as the softrnic
+ * bandwidth server calls no hook. The client appends each ping-pong round's half round trip
+ * (us) or each bulk block's MiB/s to out (room for cap). */
+struct tcp_side {
+	int lfd, fd;
+	uint16_t port;
+	bool server, bulk;
+	uint32_t size, block;
+	enum tcp_wait wait;
+	double *out;
+	uint32_t nout, cap;
+};
+int tcp_side_listen(struct tcp_side *t);
+/* interleave.c: one softrnic run of p (server and client pinned like bench_pair) with its
+ * baseline in between every `every` iterations (p->iters a multiple, at least two blocks):
+ * fills out's ratio fields from the block pairs. 0 ok, -1 failed. */
+struct perf_params;
+int bench_interleaved(const struct perf_params *p, uint32_t every, enum tcp_wait wait,
+		      struct bench_out *out);
+int tcp_side_block(void *arg);
+int tcp_side_sink_start(struct tcp_side *t, pthread_t *th);
+void tcp_side_close(struct tcp_side *t);
 
 #endif
