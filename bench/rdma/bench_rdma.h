@@ -37,7 +37,17 @@ enum tcp_wait {
 	TCP_POLL_BUSY,   /* non-blocking recv() until data, no yield */
 };
 
-/* tcp_base.c: kernel TCP baselines on 127.0.0.1. Both ping-pong sides use wait. */
+/* tcp_base.c: kernel TCP on 127.0.0.1 (TCP_NODELAY on every connection). The listener (port 0:
+ * the kernel picks; *port gets it), connect and accept return the fd or -1 (printed);
+ * set_wait makes a polled fd non-blocking; read_wait / write_wait move len bytes waiting as
+ * wait says (0, or -1 on EOF or error). */
+int tcp_listen_lo(uint16_t *port);
+int tcp_connect_lo(uint16_t port);
+int tcp_accept_one(int lfd);
+int tcp_set_wait(int fd, enum tcp_wait wait);
+int tcp_read_wait(int fd, void *buf, size_t len, enum tcp_wait wait);
+int tcp_write_wait(int fd, const void *buf, size_t len, enum tcp_wait wait);
+/* The baselines. Both ping-pong sides use wait. */
 int tcp_pingpong(uint32_t size, uint32_t iters, enum tcp_wait wait, struct bench_out *out);
 int tcp_bulk(uint32_t chunk, double seconds, struct bench_out *out);
 

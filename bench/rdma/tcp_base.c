@@ -26,7 +26,7 @@ struct tcp_arg {
 	double seconds;
 };
 
-static int listen_any(uint16_t *port)
+int tcp_listen_lo(uint16_t *port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof a;
@@ -48,7 +48,7 @@ static void nodelay(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-static int connect_lo(uint16_t port)
+int tcp_connect_lo(uint16_t port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
 	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -63,7 +63,7 @@ static int connect_lo(uint16_t port)
 	return fd;
 }
 
-static int accept_one(int lfd)
+int tcp_accept_one(int lfd)
 {
 	int fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
@@ -74,7 +74,7 @@ static int accept_one(int lfd)
 }
 
 /* Sets up fd for the waiting policy: polled sockets are non-blocking. 0 ok. */
-static int set_wait(int fd, enum tcp_wait wait)
+int tcp_set_wait(int fd, enum tcp_wait wait)
 {
 	int fl = fcntl(fd, F_GETFL);
 	if (wait == TCP_BLOCK)
@@ -97,7 +97,7 @@ static int try_again(enum tcp_wait wait)
 	return 0;
 }
 
-static int read_wait(int fd, void *buf, size_t len, enum tcp_wait wait)
+int tcp_read_wait(int fd, void *buf, size_t len, enum tcp_wait wait)
 {
 	for (size_t got = 0; got < len;) {
 		ssize_t n = read(fd, (char *)buf + got, len - got);
@@ -109,7 +109,7 @@ static int read_wait(int fd, void *buf, size_t len, enum tcp_wait wait)
 	return 0;
 }
 
-static int write_wait(int fd, const void *buf, size_t len, enum tcp_wait wait)
+int tcp_write_wait(int fd, const void *buf, size_t len, enum tcp_wait wait)
 {
 	for (size_t put = 0; put < len;) {
 		ssize_t n = write(fd, (const char *)buf + put, len - put);
@@ -123,25 +123,25 @@ static int write_wait(int fd, const void *buf, size_t len, enum tcp_wait wait)
 
 static int read_full(int fd, void *buf, size_t len)
 {
-	return read_wait(fd, buf, len, TCP_BLOCK);
+	return tcp_read_wait(fd, buf, len, TCP_BLOCK);
 }
 
 static int write_full(int fd, const void *buf, size_t len)
 {
-	return write_wait(fd, buf, len, TCP_BLOCK);
+	return tcp_write_wait(fd, buf, len, TCP_BLOCK);
 }
 
 static int echo_server(void *p)
 {
 	struct tcp_arg *a = p;
 	char buf[4096];
-	int fd = accept_one(a->lfd);
+	int fd = tcp_accept_one(a->lfd);
 	if (fd < 0)
 		return -1;
-	if (set_wait(fd, a->wait))
+	if (tcp_set_wait(fd, a->wait))
 		return close(fd), -1;
-	while (read_wait(fd, buf, a->size, a->wait) == 0)   /* until the client closes */
-		if (write_wait(fd, buf, a->size, a->wait))
+	while (tcp_read_wait(fd, buf, a->size, a->wait) == 0)   /* until the client closes */
+		if (tcp_write_wait(fd, buf, a->size, a->wait))
 			break;
 	close(fd);
 	return 0;
@@ -153,7 +153,7 @@ static int pingpong_rounds(int fd, const struct tcp_arg *a, double *ns)
 	memset(buf, 'p', sizeof buf);
 	for (uint32_t i = 0; i < a->iters; i++) {
 		uint64_t t0 = vx_now_ns();
-		if (write_wait(fd, buf, a->size, a->wait) || read_wait(fd, buf, a->size, a->wait))
+		if (tcp_write_wait(fd, buf, a->size, a->wait) || tcp_read_wait(fd, buf, a->size, a->wait))
 			return -1;
 		ns[i] = (double)(vx_now_ns() - t0) / 2;
 	}
@@ -164,8 +164,8 @@ static int pingpong_client(void *p, struct bench_out *out)
 {
 	struct tcp_arg *a = p;
 	double *ns = calloc(a->iters, sizeof *ns);
-	int fd = connect_lo(a->port);
-	int rc = ns && fd >= 0 && set_wait(fd, a->wait) == 0 ? pingpong_rounds(fd, a, ns) : -1;
+	int fd = tcp_connect_lo(a->port);
+	int rc = ns && fd >= 0 && tcp_set_wait(fd, a->wait) == 0 ? pingpong_rounds(fd, a, ns) : -1;
 	if (rc == 0) {
 		bench_sort(ns, a->iters);
 		out->p50_us = ns[a->iters / 2] / 1000;
@@ -180,7 +180,7 @@ static int pingpong_client(void *p, struct bench_out *out)
 int tcp_pingpong(uint32_t size, uint32_t iters, enum tcp_wait wait, struct bench_out *out)
 {
 	struct tcp_arg a = { .size = size, .iters = iters, .wait = wait };
-	if (size > 4096 || (a.lfd = listen_any(&a.port)) < 0)
+	if (size > 4096 || (a.lfd = tcp_listen_lo(&a.port)) < 0)
 		return -1;
 	int rc = bench_pair(echo_server, pingpong_client, &a, 0, 120, out);
 	close(a.lfd);
@@ -192,7 +192,7 @@ static int sink_server(void *p)
 {
 	struct tcp_arg *a = p;
 	char *buf = malloc(a->size);
-	int fd = accept_one(a->lfd);
+	int fd = tcp_accept_one(a->lfd);
 	uint64_t total = 0;
 	ssize_t n = -1;
 	while (buf && fd >= 0 && (n = read(fd, buf, a->size)) > 0)
@@ -208,7 +208,7 @@ static int bulk_client(void *p, struct bench_out *out)
 {
 	struct tcp_arg *a = p;
 	char *buf = malloc(a->size);
-	int fd = connect_lo(a->port);
+	int fd = tcp_connect_lo(a->port);
 	uint64_t total = 0, t0 = vx_now_ns();
 	uint64_t end = t0 + (uint64_t)(a->seconds * 1e9);
 	if (!buf || fd < 0)
@@ -233,7 +233,7 @@ fail:
 int tcp_bulk(uint32_t chunk, double seconds, struct bench_out *out)
 {
 	struct tcp_arg a = { .size = chunk, .seconds = seconds };
-	if ((a.lfd = listen_any(&a.port)) < 0)
+	if ((a.lfd = tcp_listen_lo(&a.port)) < 0)
 		return -1;
 	int rc = bench_pair(sink_server, bulk_client, &a, 0, 60, out);
 	close(a.lfd);

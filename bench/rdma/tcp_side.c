@@ -3,17 +3,8 @@
  * between hook); each call moves one block over a kernel TCP connection opened on the first
  * call, so the baseline and softrnic alternate every few tens of milliseconds and share
  * whatever state this shared machine is in (bench_rdma.h, "Interleaved baselines"). */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bench_rdma.h"
@@ -23,19 +14,9 @@
 
 int tcp_side_listen(struct tcp_side *t)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof a;
-
 	t->fd = -1;
-	t->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (t->lfd < 0 || bind(t->lfd, (struct sockaddr *)&a, sizeof a) || listen(t->lfd, 1) ||
-	    getsockname(t->lfd, (struct sockaddr *)&a, &len)) {
-		perror("tcp_side listen");
-		tcp_side_close(t);
-		return -1;
-	}
-	t->port = ntohs(a.sin_port);
-	return 0;
+	t->lfd = tcp_listen_lo(&t->port);
+	return t->lfd < 0 ? -1 : 0;
 }
 
 void tcp_side_close(struct tcp_side *t)
@@ -47,46 +28,23 @@ void tcp_side_close(struct tcp_side *t)
 	t->fd = t->lfd = -1;
 }
 
-static int side_open(struct tcp_side *t)
+/* Bulk blocks use blocking sockets, as the tcp_bulk baseline does. */
+static enum tcp_wait side_wait(const struct tcp_side *t)
 {
-	int one = 1;
-
-	if (t->server) {
-		t->fd = accept(t->lfd, NULL, NULL);
-	} else {
-		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(t->port),
-		                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		t->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (t->fd >= 0 && connect(t->fd, (struct sockaddr *)&a, sizeof a)) {
-			close(t->fd);
-			t->fd = -1;
-		}
-	}
-	if (t->fd < 0)
-		return perror("tcp_side open"), -1;
-	setsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (t->bulk || t->wait == TCP_BLOCK)
-		return 0;
-	int fl = fcntl(t->fd, F_GETFL);
-	return fl < 0 || fcntl(t->fd, F_SETFL, fl | O_NONBLOCK) ? -1 : 0;
+	return t->bulk ? TCP_BLOCK : t->wait;
 }
 
-/* Moves len bytes (in = read, else write), waiting the way the baseline waits. */
-static int xfer(struct tcp_side *t, char *buf, size_t len, bool in)
+static int side_open(struct tcp_side *t)
 {
-	for (size_t done = 0; done < len;) {
-		ssize_t n = in ? read(t->fd, buf + done, len - done)
-		               : write(t->fd, buf + done, len - done);
-		if (n > 0) {
-			done += (size_t)n;
-			continue;
-		}
-		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-			return -1;
-		if (t->wait == TCP_POLL_YIELD)
-			sched_yield();
-	}
-	return 0;
+	t->fd = t->server ? tcp_accept_one(t->lfd) : tcp_connect_lo(t->port);
+	return t->fd < 0 || tcp_set_wait(t->fd, side_wait(t)) ? -1 : 0;
+}
+
+/* Moves len bytes (in = read, else write), waiting the way this side waits. */
+static int xfer(struct tcp_side *t, void *buf, size_t len, bool in)
+{
+	return in ? tcp_read_wait(t->fd, buf, len, side_wait(t))
+	          : tcp_write_wait(t->fd, buf, len, side_wait(t));
 }
 
 static int pingpong_block(struct tcp_side *t)
@@ -111,12 +69,12 @@ static int bulk_block(struct tcp_side *t)
 	static char buf[BULK_CHUNK];
 	uint64_t len = (uint64_t)t->block * BULK_CHUNK, ack = 0, t0 = vx_now_ns();
 
-	if (xfer(t, (char *)&len, sizeof len, false))
+	if (xfer(t, &len, sizeof len, false))
 		return -1;
 	for (uint32_t i = 0; i < t->block; i++)
 		if (xfer(t, buf, sizeof buf, false))
 			return -1;
-	if (xfer(t, (char *)&ack, sizeof ack, true) || ack != len)
+	if (xfer(t, &ack, sizeof ack, true) || ack != len)
 		return -1;
 	if (t->nout < t->cap)
 		t->out[t->nout++] = (double)len / ((double)(vx_now_ns() - t0) / 1e9) / (1024.0 * 1024.0);
@@ -142,14 +100,14 @@ static void *sink_main(void *arg)
 
 	if (side_open(t))
 		return NULL;
-	while (xfer(t, (char *)&len, sizeof len, true) == 0) {
+	while (xfer(t, &len, sizeof len, true) == 0) {
 		for (uint64_t got = 0; got < len;) {
 			ssize_t n = read(t->fd, buf, len - got < sizeof buf ? len - got : sizeof buf);
 			if (n <= 0)
 				return NULL;
 			got += (uint64_t)n;
 		}
-		if (xfer(t, (char *)&len, sizeof len, false))
+		if (xfer(t, &len, sizeof len, false))
 			return NULL;
 	}
 	return NULL;
@@ -159,5 +117,7 @@ int tcp_side_sink_start(struct tcp_side *t, pthread_t *th)
 {
 	int rc = pthread_create(th, NULL, sink_main, t);
 
-	return rc ? (errno = rc, perror("tcp_side sink"), -1) : 0;
+	if (rc)
+		fprintf(stderr, "tcp_side sink: %s\n", strerror(rc));
+	return rc ? -1 : 0;
 }
