@@ -175,6 +175,40 @@ static void put_header(struct cursor *c, size_t ulpdu_len)
 	put(c, hdr, sizeof(hdr));
 }
 
+/* Without markers an FPDU is header, ULPDU, pad and CRC in one run: no cursor needed (the
+ * common case, and the small-message latency path, where the cursor's per-piece marker
+ * checks cost as much as the framing). The CRC goes out least significant octet first. */
+static size_t encode_plain(struct mpa_tx *tx, const struct iovec *iov, unsigned iovcnt,
+			   size_t ulpdu_len, uint8_t *out)
+{
+	uint32_t crc = MPA_CRC32C_INIT, v = 0;
+	size_t off = MPA_HDR_LEN, pad = mpa_pad_len(ulpdu_len);
+
+	put_u16be(out, (uint16_t)ulpdu_len);
+	if (tx->crc)
+		crc = mpa_crc32c_update(crc, out, MPA_HDR_LEN);
+	for (unsigned i = 0; i < iovcnt; i++) {
+		if (tx->crc)
+			crc = mpa_crc32c_copy(crc, out + off, iov[i].iov_base, iov[i].iov_len);
+		else if (iov[i].iov_len)
+			memcpy(out + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	memset(out + off, 0, pad);
+	if (tx->crc) {
+		crc = mpa_crc32c_update(crc, out + off, pad);
+		v = mpa_crc32c_final(crc);
+	}
+	off += pad;
+	out[off] = (uint8_t)v;
+	out[off + 1] = (uint8_t)(v >> 8);
+	out[off + 2] = (uint8_t)(v >> 16);
+	out[off + 3] = (uint8_t)(v >> 24);
+	off += MPA_CRC_LEN;
+	tx->pos += (uint32_t)off;
+	return off;
+}
+
 ssize_t mpa_tx_encode(struct mpa_tx *tx, const struct iovec *iov, unsigned iovcnt,
 		      uint8_t *out, size_t cap)
 {
@@ -194,6 +228,8 @@ ssize_t mpa_tx_encode(struct mpa_tx *tx, const struct iovec *iov, unsigned iovcn
 		return -EMSGSIZE;
 	if (cap < fpdu_len || out == NULL)
 		return -ENOBUFS;
+	if (!tx->markers)
+		return (ssize_t)encode_plain(tx, iov, iovcnt, ulpdu_len, out);
 
 	struct cursor c = { .out = out, .pos = tx->pos, .markers = tx->markers,
 			    .use_crc = tx->crc, .crc = MPA_CRC32C_INIT };

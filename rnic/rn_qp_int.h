@@ -87,6 +87,10 @@ struct rn_qp_tx {
 	                                 * (immediate-data WRs are two wire messages) */
 	uint32_t src_sge;               /* SGE cursor for SQ payload */
 	uint64_t src_off;
+	/* The first SGE's translation from the WR's start check, for its first run, in the
+	 * same pump (rn_qp_tx_pump drops it): the same lookup would otherwise run twice. */
+	struct rn_mem_ref src_ref;
+	bool src_ref_ok;
 	uint32_t msn[RDMAP_NQUEUES];    /* next MSN per queue */
 	bool rr_turn;                   /* alternate Read Responses and SQ messages */
 	bool stopped;                   /* STOP_SQ: no new SQ / IRRQ segment */
