@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
-# VIPL against raw verbs + librdmacm, two processes over loopback, the same exchanges:
-#   latency  vipl-pingpong -p (polling VipRecvDone)  vs  bench/vipl/vipl_raw lat (ibv_poll_cq)
-#            8 B, 64 B, 4 KiB: one-way latency p50 (t_typical)
-#   bandwidth vipl-bw -w 16 (64 KiB sends)          vs  vipl_raw bw -w 16
+# VIPL against raw verbs + librdmacm, two processes over loopback, the same exchanges, judged
+# on interleaved runs (bench/vipl/vipl_mix): one server and one client process hold a VIPL
+# connection and a raw verbs connection to each other and run blocks of the same exchange
+# over them in turn (VIPL, raw, VIPL, ..., BLOCKS VIPL blocks and one raw block fewer); each
+# raw block is compared with the mean of the VIPL blocks around it:
+#   latency   vipl-pingpong's round trip (vp_pp_exchange) against raw_lat_exchange,
+#             8 B, 64 B, 4 KiB: one-way p50 per block
+#   bandwidth vipl-bw's stream, window 16, 64 KiB sends (vp_bw_*) against raw_bw_*: MB/s per block
 # each in two polling modes applied to both sides alike: "spin" (-p: poll without pause) and
 # "yield" (-y: sched_yield() after every empty poll, the rdma_bench convention).
-# Each repetition runs VIPL and raw back to back, in alternating order (VIPL first on odd
-# repetitions), and takes their ratio: on this shared 2-core machine one run's p50 moves by
-# +-25 % from the next (7.6-13 us for the same raw 64 B exchange, measured 2026-11-25) while
-# two runs next to each other share the machine's state. The goal is judged on the median of
-# those pair ratios; the medians of each side are printed beside it.
-# Prints every command, each run's number, the medians and the ratios VIPL/raw against the
-# goals (latency <= 1.10x, bandwidth >= 1.0x minus noise). Informational: exit 0 unless a run
-# fails. Environment: BUILD (default build-bench-vipl, a release tree set up on first use),
-# REPS (7), LAT_ITERS (20000), BW_ITERS (20000), MODES ("spin yield"), PIN=1 to pin server / client with
-# taskset -c 0 / -c 1 (off by default: pinned, a spinning raw-verbs process starves softrnic's
-# progress thread on its own core and the raw bandwidth swings 150-2400 MB/s between runs).
+# Why interleaved: on this shared 2-core machine one run's p50 moves by +-25 % from the next
+# (7.6-13 us for the same raw 64 B exchange, 2026-11-25) in slow and quick periods lasting
+# seconds. Until 2026-11-26 the VIPL program and vipl_raw ran as separate process pairs, back
+# to back, and their pair ratios followed those periods; blocks of tens of milliseconds share
+# them (one run's quartiles within a few percent).
+# Prints every command, each run's ratio with its quartiles, then per test the medians of the
+# REPS runs (VIPL, raw, ratio) against the goals (latency <= 1.10x, bandwidth >= 1.0x minus
+# noise). Informational: exit 0 unless a run fails. Environment: BUILD (default
+# build-bench-vipl, a release tree set up on first use), REPS (5), BLOCKS (10), LAT_ITERS
+# (20000) and BW_ITERS (20000) per run, split into the blocks, MODES ("spin yield"), PIN=1 to
+# pin server / client with taskset -c 0 / -c 1 (off by default: pinned, a spinning raw-verbs
+# process starves softrnic's progress thread on its own core). vipl-pingpong, vipl-bw and
+# vipl_raw stay the programs to run each side alone.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build-bench-vipl}
-REPS=${REPS:-7}
+REPS=${REPS:-5}
+BLOCKS=${BLOCKS:-10}
 LAT_ITERS=${LAT_ITERS:-20000}
 BW_ITERS=${BW_ITERS:-20000}
 WINDOW=16
@@ -27,11 +34,9 @@ WINDOW=16
 if [ ! -f "$BUILD/build.ninja" ]; then
 	meson setup "$BUILD" -Dbuildtype=release >/dev/null || exit 1
 fi
-ninja -C "$BUILD" -j2 apps/vipl/vipl-pingpong apps/vipl/vipl-bw bench/vipl/vipl_raw >/dev/null ||
+ninja -C "$BUILD" -j2 bench/vipl/vipl_mix >/dev/null ||
 	{ echo "bench-vipl.sh: build failed" >&2; exit 1; }
-PP=$BUILD/apps/vipl/vipl-pingpong
-BW=$BUILD/apps/vipl/vipl-bw
-RAW=$BUILD/bench/vipl/vipl_raw
+MIX=$BUILD/bench/vipl/vipl_mix
 S_PIN=()
 C_PIN=()
 if [ -n "${PIN:-}" ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
@@ -60,57 +65,33 @@ wait_port() {
 	return 1
 }
 
-# run_one KIND FIELD SERVER_CMD... -- CLIENT_CMD...: prints the client's FIELD-th number of
-# its last result line.
-run_one() {
-	local field=$1 port=$2
-	shift 2
-	local scmd=() ccmd=()
-	while [ "$1" != "--" ]; do scmd+=("$1"); shift; done
-	shift
-	ccmd=("$@")
-	echo "   \$ ${scmd[*]} &  ${ccmd[*]}" >&2
-	"${S_PIN[@]}" timeout 120 "${scmd[@]}" >/dev/null &
-	SPID=$!
-	wait_port "$port" || { echo "bench-vipl.sh: server not listening" >&2; return 1; }
-	local out
-	out=$("${C_PIN[@]}" timeout 120 "${ccmd[@]}") || { echo "client failed" >&2; return 1; }
-	wait "$SPID" || { echo "server failed" >&2; SPID=; return 1; }
-	SPID=
-	echo "$out" | grep -E '^ [0-9]+ +[0-9]+ +[0-9.]+' | tail -n 1 | awk -v f="$field" '{print $f}'
-}
-
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
-# MODE: "spin" or "yield"; VF / RF: the matching flags of the VIPL programs / vipl_raw.
-mode_flags() { if [ "$1" = yield ]; then VF=-y; RF=(-y); else VF=-p; RF=(); fi; }
-vipl_lat() {   # vipl_lat MODE SIZE
-	local ps pc
-	mode_flags "$1"
-	ps=$(free_port); pc=$(free_port "$ps")
-	run_one 5 "$ps" "$PP" -s $VF -l "127.0.0.1:$ps" -n "$LAT_ITERS" -S "$2" -- \
-		"$PP" -c "127.0.0.1:$ps" -l "127.0.0.1:$pc" $VF -n "$LAT_ITERS" -S "$2"
-}
-raw_lat() {
-	local p
-	mode_flags "$1"
-	p=$(free_port)
-	run_one 3 "$p" "$RAW" lat "${RF[@]}" -s -P "$p" -n "$LAT_ITERS" -S "$2" -- \
-		"$RAW" lat "${RF[@]}" -c 127.0.0.1 -P "$p" -n "$LAT_ITERS" -S "$2"
-}
-vipl_bw() {
-	local ps pc
-	mode_flags "$1"
-	ps=$(free_port); pc=$(free_port "$ps")
-	run_one 3 "$ps" "$BW" -s $VF -l "127.0.0.1:$ps" -n "$BW_ITERS" -S 65536 -w $WINDOW -- \
-		"$BW" -c "127.0.0.1:$ps" -l "127.0.0.1:$pc" $VF -n "$BW_ITERS" -S 65536 -w $WINDOW
-}
-raw_bw() {
-	local p
-	mode_flags "$1"
-	p=$(free_port)
-	run_one 3 "$p" "$RAW" bw "${RF[@]}" -s -P "$p" -n "$BW_ITERS" -S 65536 -w $WINDOW -- \
-		"$RAW" bw "${RF[@]}" -c 127.0.0.1 -P "$p" -n "$BW_ITERS" -S 65536 -w $WINDOW
+# MODE: "spin" or "yield": the flag of both sides.
+mode_flag() { if [ "$1" = yield ]; then echo -y; else echo -p; fi; }
+
+# mix_run lat|bw MODE SIZE: one vipl_mix pair; prints "RATIO VIPL RAW Q1-Q3" from the client.
+mix_run() {
+	local kind=$1 vf ps pc pr n out
+	local extra=()
+	vf=$(mode_flag "$2")
+	ps=$(free_port); pc=$(free_port "$ps"); pr=$(free_port "$pc")
+	if [ "$kind" = bw ]; then n=$((BW_ITERS / BLOCKS)); extra=(-w "$WINDOW")
+	else n=$((LAT_ITERS / BLOCKS)); fi
+	local scmd=("$MIX" "$kind" "$pr" "$BLOCKS" -s "$vf" -l "127.0.0.1:$ps" -n "$n" -S "$3"
+		    "${extra[@]}")
+	local ccmd=("$MIX" "$kind" "$pr" "$BLOCKS" -c "127.0.0.1:$ps" -l "127.0.0.1:$pc" "$vf"
+		    -n "$n" -S "$3" "${extra[@]}")
+	echo "   \$ ${scmd[*]} &  ${ccmd[*]}" >&2
+	"${S_PIN[@]}" timeout 300 "${scmd[@]}" >/dev/null &
+	SPID=$!
+	# the raw listener comes up first (the VIPL one after the raw connection)
+	wait_port "$pr" || { echo "bench-vipl.sh: server not listening" >&2; return 1; }
+	out=$("${C_PIN[@]}" timeout 300 "${ccmd[@]}") || { echo "client failed" >&2; return 1; }
+	wait "$SPID" || { echo "server failed" >&2; SPID=; return 1; }
+	SPID=
+	echo "$out" | awk '/^vipl_mix / { sub(/^x/, "", $5); gsub(/[][]/, "", $6);
+		print $5, $8, $10, $6 }'
 }
 
 echo "== bench-vipl: $REPS repetitions, $(nproc) CPUs, build $BUILD" \
@@ -119,41 +100,30 @@ declare -A V R Q
 MODES=${MODES:-spin yield}
 KEYS=""
 for m in $MODES; do KEYS="$KEYS $m-lat8 $m-lat64 $m-lat4096 $m-bw"; done
-# pair KEY REP VIPL_CMD... -- RAW_CMD...: both runs, in the repetition's order; records them
-# and their ratio
-pair() {
-	local key=$1 rep=$2 v r
-	shift 2
-	local vc=() rc=()
-	while [ "$1" != "--" ]; do vc+=("$1"); shift; done
-	shift
-	rc=("$@")
-	if [ $((rep % 2)) = 1 ]; then
-		v=$("${vc[@]}") || return 1
-		r=$("${rc[@]}") || return 1
-	else
-		r=$("${rc[@]}") || return 1
-		v=$("${vc[@]}") || return 1
-	fi
-	V[$key]+="$v "
-	R[$key]+="$r "
-	Q[$key]+="$(awk -v a="$v" -v b="$r" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }') "
-	PV=$v PR=$r
+# record KEY LINE: a run's "RATIO VIPL RAW Q1-Q3"
+record() {
+	local q v r iq
+	read -r q v r iq <<<"$2"
+	[ -n "$iq" ] || { echo "bench-vipl.sh: no result line" >&2; return 1; }
+	Q[$1]+="$q "
+	V[$1]+="$v "
+	R[$1]+="$r "
+	LAST="x$q [$iq]: vipl $v, raw $r"
 }
 for rep in $(seq "$REPS"); do
-	echo "-- repetition $rep ($([ $((rep % 2)) = 1 ] && echo "VIPL first" || echo "raw first"))"
+	echo "-- run $rep"
 	for m in $MODES; do
 		for s in 8 64 4096; do
-			pair "$m-lat$s" "$rep" vipl_lat "$m" "$s" -- raw_lat "$m" "$s" || exit 1
-			echo "   $m lat ${s}B: vipl $PV us, raw $PR us"
+			record "$m-lat$s" "$(mix_run lat "$m" "$s")" || exit 1
+			echo "   $m lat ${s}B: $LAST us"
 		done
-		pair "$m-bw" "$rep" vipl_bw "$m" -- raw_bw "$m" || exit 1
-		echo "   $m bw 64KiB: vipl $PV MB/s, raw $PR MB/s"
+		record "$m-bw" "$(mix_run bw "$m" 65536)" || exit 1
+		echo "   $m bw 64KiB: $LAST MB/s"
 	done
 done
 
 echo "== medians of $REPS runs (latency: one-way p50 in us; bandwidth: MB/s);" \
-	"ratio: the median of the $REPS pair ratios VIPL/raw"
+	"ratio: the median of the $REPS runs' VIPL/raw ratios"
 printf " %-18s %12s %12s %8s  %s\n" test VIPL raw ratio goal
 for k in $KEYS; do
 	mv=$(echo "${V[$k]}" | tr ' ' '\n' | grep . | median)

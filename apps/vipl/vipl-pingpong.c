@@ -8,53 +8,20 @@
 
 #include "vp.h"
 
-#define MAX_MSG 65536
-
 struct pp {
 	struct vp v;
-	uint8_t *sbuf, *rbuf;
-	VIP_DESCRIPTOR *sd, *rd;
+	struct vp_pp x;
 };
-
-/* One exchange: client sends then receives, server receives then sends. */
-static int exchange(struct pp *p, uint32_t size, uint32_t seq)
-{
-	struct vp *v = &p->v;
-	if (v->o.server) {
-		VIP_DESCRIPTOR *d = vp_wait_recv(v);
-		if (!d || d->CS.Length != size || (v->o.verify && !vp_check(p->rbuf, size, seq)))
-			return d ? fprintf(stderr, "server: got %u bytes, expected %u\n",
-					   d->CS.Length, size), -1 : -1;
-		if (vp_post_recv(v, p->rd))
-			return -1;
-		if (v->o.verify)
-			vp_fill(p->sbuf, size, seq ^ 0x5555);
-		if (vp_post_send(v, p->sd, size) || !vp_wait_send(v))
-			return -1;
-		return 0;
-	}
-	if (v->o.verify)
-		vp_fill(p->sbuf, size, seq);
-	if (vp_post_send(v, p->sd, size))
-		return -1;
-	VIP_DESCRIPTOR *d = vp_wait_recv(v);
-	if (!d || d->CS.Length != size || (v->o.verify && !vp_check(p->rbuf, size, seq ^ 0x5555)))
-		return d ? fprintf(stderr, "client: got %u bytes, expected %u\n", d->CS.Length,
-				   size), -1 : -1;
-	if (vp_post_recv(v, p->rd) || !vp_wait_send(v))
-		return -1;
-	return 0;
-}
 
 static int run_size(struct pp *p, uint32_t size, double *us)
 {
 	unsigned long n = p->v.o.iters, warm = n / 10 < 100 ? n / 10 : 100;
 	for (unsigned long i = 0; i < warm; i++)
-		if (exchange(p, size, (uint32_t)i))
+		if (vp_pp_exchange(&p->v, &p->x, size, (uint32_t)i))
 			return -1;
 	for (unsigned long i = 0; i < n; i++) {
 		uint64_t t0 = vp_now_ns();
-		if (exchange(p, size, (uint32_t)(warm + i)))
+		if (vp_pp_exchange(&p->v, &p->x, size, (uint32_t)(warm + i)))
 			return -1;
 		us[i] = (double)(vp_now_ns() - t0) / 2000.0;
 	}
@@ -68,18 +35,12 @@ int main(int argc, char **argv)
 	struct pp p = { 0 };
 	if (vp_parse(&p.v.o, argc, argv, "vipl-pingpong", false))
 		return 2;
-	if (p.v.o.size > MAX_MSG)
-		return fprintf(stderr, "vipl-pingpong: -S at most %d\n", MAX_MSG), 2;
+	if (p.v.o.size > VP_MAX_MSG)
+		return fprintf(stderr, "vipl-pingpong: -S at most %d\n", VP_MAX_MSG), 2;
 	double *us = calloc(p.v.o.iters, sizeof *us);
 	int rc = 1;
-	if (!us || vp_open(&p.v, 2 * MAX_MSG + 4096))
-		goto out;
-	p.sbuf = vp_alloc(&p.v, MAX_MSG);
-	p.rbuf = vp_alloc(&p.v, MAX_MSG);
-	p.sd = vp_desc(&p.v, p.sbuf, 0);
-	p.rd = vp_desc(&p.v, p.rbuf, MAX_MSG);
-	/* the receive is posted before the connection exists (allowed in Idle, VIA §5.1) */
-	if (!p.rd || vp_post_recv(&p.v, p.rd) || vp_connect(&p.v))
+	if (!us || vp_open(&p.v, 2 * VP_MAX_MSG + 4096) || vp_pp_setup(&p.v, &p.x) ||
+	    vp_connect(&p.v))
 		goto out;
 	uint32_t sizes[32];
 	unsigned ns = vp_sizes(&p.v, sizes, 32);

@@ -54,6 +54,34 @@ bool vp_check(const uint8_t *p, uint32_t len, uint32_t seed);
 /* Sizes to run: opts' single size, or powers of two 2..65536 (capped by the MTU). */
 unsigned vp_sizes(const struct vp *v, uint32_t *out, unsigned max);
 
+/* The measured exchanges (vp_run.c), repeatable in blocks on one connection. */
+#define VP_MAX_MSG 65536
+#define VP_CREDIT_RECVS 8
+
+/* Ping-pong (vipl-pingpong): setup before vp_connect posts the receive. */
+struct vp_pp {
+	uint8_t *sbuf, *rbuf;
+	VIP_DESCRIPTOR *sd, *rd;
+};
+int vp_pp_setup(struct vp *v, struct vp_pp *p);
+int vp_pp_exchange(struct vp *v, struct vp_pp *p, uint32_t size, uint32_t seq);
+
+/* One-way stream (vipl-bw): the client keeps up to o.window sends posted; the server keeps
+ * 2 x window receives posted and returns a 4-byte credit message for every window / 2 it
+ * re-posted, so no send finds an empty receive queue (RD/RR would break the connection, VIA
+ * §2.5). Setup before vp_connect posts the receives; each call moves n messages and ends
+ * with every credit returned. */
+struct vp_bw {
+	unsigned w, nrecv, batch;
+	uint8_t **buf;               /* client: w send buffers; server: 2 x w receive buffers */
+	VIP_DESCRIPTOR **d, *cd[VP_CREDIT_RECVS], *csend;
+	uint32_t *cbuf[VP_CREDIT_RECVS], *csbuf;
+};
+int vp_bw_setup(struct vp *v, struct vp_bw *b);
+int vp_bw_server(struct vp *v, struct vp_bw *b, uint32_t size, unsigned long n);
+int vp_bw_client(struct vp *v, struct vp_bw *b, uint32_t size, unsigned long n, uint64_t *ns);
+void vp_bw_free(struct vp_bw *b);
+
 /* Latency report (one-way = RTT/2, microseconds): prints and returns 0. */
 void vp_lat_header(void);
 void vp_lat_report(uint32_t size, double *us, unsigned long n);
