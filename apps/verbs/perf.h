@@ -30,8 +30,8 @@ struct perf_params {
 	FILE *log;              /* banner and connection lines; NULL = quiet */
 	/* Interleaving (bench/rdma): every `between_every` iterations, outside the measured
 	 * time, call between(between_arg); non-zero fails the run. Latency tests call it on both
-	 * sides at the same iteration (after it, not after the last); bandwidth tests on the
-	 * client only, with nothing in flight. 0 = never. */
+	 * sides at the same iteration (after it, not after the last; Write and Send, not Read);
+	 * bandwidth tests on the client only, with nothing in flight. 0 = never. */
 	uint32_t between_every;
 	int (*between)(void *arg);
 	void *between_arg;
