@@ -3,7 +3,7 @@
 # kernel TCP on loopback against softrnic over the kernel-socket transport, two processes.
 # rdma_bench pins its server and client processes to one core each itself
 # (sched_setaffinity, like taskset -c); arguments go to rdma_bench
-# (--iters N, --seconds S, --busy, --no-pin).
+# (--iters N, --seconds S, --reps R, --busy, --no-pin, --goals-only).
 # Exit status: 0 goals met, 3 a goal was missed, else a build or run failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
