@@ -13,17 +13,6 @@
 
 int bench_server_cpu = -1, bench_client_cpu = -1;
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-void bench_sort(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-}
-
 static void sleep_ms(unsigned ms)
 {
 	struct timespec t = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench_stats.h"
+
 /* What a measuring child sends back to the parent. */
 struct bench_out {
 	int ok;
@@ -16,7 +18,6 @@ struct bench_out {
 	/* interleaved runs (rdma_bench goals): softrnic / TCP per block pair, median and
 	 * quartiles, and the medians of the block figures (p50 us or MiB/s) of each side */
 	double ratio, ratio_q1, ratio_q3, rdma_med, tcp_med;
-	unsigned pairs;
 };
 
 /* Runs server(arg) pinned to CPU server_cpu and client(arg, out) pinned to client_cpu in two
@@ -26,9 +27,6 @@ int bench_pair(int (*server)(void *), int (*client)(void *, struct bench_out *),
                unsigned delay_ms, unsigned timeout_s, struct bench_out *out);
 
 extern int bench_server_cpu, bench_client_cpu;
-
-/* Sorts v ascending (percentiles of a run, medians of repetitions). */
-void bench_sort(double *v, size_t n);
 
 /* How a TCP ping-pong side waits for the peer's message. */
 enum tcp_wait {

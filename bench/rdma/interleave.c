@@ -33,32 +33,14 @@ static int mix_server(void *arg)
 	return perf_run(&m.p, &r);   /* the sink thread dies with the process */
 }
 
-static double median_of(double *v, size_t n)
+/* The figure of block k of v: one value per block already (bandwidth), or the p50 of the
+ * block's `every` samples (latency), taken in tmp. */
+static double block_figure(const double *v, bool per_block, uint32_t every, uint32_t k,
+			   double *tmp)
 {
-	bench_sort(v, n);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The figure of softrnic block k: its p50 (latency) or its MiB/s (bandwidth, one sample per
- * block already). */
-static double rdma_block(const struct mix *m, const double *samples, uint32_t k, double *tmp)
-{
-	uint32_t every = m->p.between_every;
-
-	if (!m->p.lat)
-		return samples[k];
-	memcpy(tmp, samples + (size_t)k * every, every * sizeof *tmp);
-	bench_sort(tmp, every);
-	return tmp[every / 2];
-}
-
-static double tcp_block(const struct mix *m, uint32_t k, double *tmp)
-{
-	uint32_t every = m->t.block;
-
-	if (m->t.bulk)
-		return m->t.out[k];
-	memcpy(tmp, m->t.out + (size_t)k * every, every * sizeof *tmp);
+	if (per_block)
+		return v[k];
+	memcpy(tmp, v + (size_t)k * every, every * sizeof *tmp);
 	bench_sort(tmp, every);
 	return tmp[every / 2];
 }
@@ -68,31 +50,29 @@ static double tcp_block(const struct mix *m, uint32_t k, double *tmp)
 static int summarize(const struct mix *m, const double *samples, struct bench_out *out)
 {
 	uint32_t nb = m->p.iters / m->p.between_every;
-	double *r = calloc(nb, sizeof *r), *t = calloc(nb, sizeof *t), *q = calloc(nb, sizeof *q);
+	double *r = calloc(nb, sizeof *r), *t = calloc(nb, sizeof *t);
 	double *tmp = calloc(m->p.between_every, sizeof *tmp);
+	struct bench_ratios q;
 	int rc = -1;
 
-	if (!r || !t || !q || !tmp || nb < 2 || m->t.nout < (m->t.bulk ? nb - 1 : (nb - 1) *
+	if (!r || !t || !tmp || nb < 2 || m->t.nout < (m->t.bulk ? nb - 1 : (nb - 1) *
 							     m->t.block))
 		goto out;
 	for (uint32_t k = 0; k < nb; k++)
-		r[k] = rdma_block(m, samples, k, tmp);
-	for (uint32_t k = 0; k + 1 < nb; k++) {
-		t[k] = tcp_block(m, k, tmp);
-		q[k] = (r[k] + r[k + 1]) / 2 / t[k];
-	}
-	out->pairs = nb - 1;
-	bench_sort(q, nb - 1);
-	out->ratio_q1 = q[(nb - 1) / 4];
-	out->ratio_q3 = q[(3 * (nb - 1)) / 4];
-	out->ratio = median_of(q, nb - 1);
-	out->rdma_med = median_of(r, nb);
-	out->tcp_med = median_of(t, nb - 1);
+		r[k] = block_figure(samples, !m->p.lat, m->p.between_every, k, tmp);
+	for (uint32_t k = 0; k + 1 < nb; k++)
+		t[k] = block_figure(m->t.out, m->t.bulk, m->t.block, k, tmp);
+	if (bench_around_ratios(r, t, nb - 1, &q))
+		goto out;
+	out->ratio = q.median;
+	out->ratio_q1 = q.q1;
+	out->ratio_q3 = q.q3;
+	out->rdma_med = bench_median(r, nb);
+	out->tcp_med = bench_median(t, nb - 1);
 	rc = 0;
 out:
 	free(r);
 	free(t);
-	free(q);
 	free(tmp);
 	return rc;
 }

@@ -235,12 +235,6 @@ static const struct goal goals[] = {
 
 #define GOAL_BLOCKS 10u   /* softrnic blocks per run; the TCP blocks go between them */
 
-static double median(double *v, unsigned n)
-{
-	bench_sort(v, n);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One interleaved run of goal g: softrnic blocks of `every` iterations (latency: --iters in
  * all; bandwidth: ~--seconds at the TCP bulk rate) with a TCP block of the same size
  * between each two. */
@@ -277,7 +271,7 @@ static int goal_row(const struct bench_opts *o, const struct goal *g, double bul
 		rd[i] = r.rdma_med;
 		tc[i] = r.tcp_med;
 	}
-	double mq = median(q, n), mr = median(rd, n), mt = median(tc, n);
+	double mq = bench_median(q, n), mr = bench_median(rd, n), mt = bench_median(tc, n);
 	bool ok = g->lat ? mq <= g->limit : mq >= g->limit;
 	*miss |= !ok;
 	printf(" | median x%.2f (softrnic %.2f, TCP %.2f %s) goal %s %.1f: %s\n", mq, mr, mt,

@@ -6,12 +6,9 @@
 
 #include "raw_ops.h"
 
-#define MAX_MSG RAW_MAX_MSG
-#define CREDIT_RECVS RAW_CREDIT_RECVS
 #define WR_CREDIT (1ull << 40)
 
-
-static uint8_t *slot(struct raw *r, unsigned i) { return r->base + (size_t)i * MAX_MSG; }
+static uint8_t *slot(struct raw *r, unsigned i) { return r->base + (size_t)i * RAW_MAX_MSG; }
 
 static void fill(uint8_t *p, uint32_t len, uint32_t seed)
 {
@@ -104,7 +101,7 @@ int raw_lat_exchange(struct raw *r, uint32_t seq)
 			return -1;
 		if (wc.byte_len != r->size || (r->verify && !check(rbuf, wc.byte_len, seq)))
 			return fprintf(stderr, "server: got %u bytes\n", wc.byte_len), -1;
-		if (vx_post_recv(&r->c, 1, rbuf, MAX_MSG, r->mr))
+		if (vx_post_recv(&r->c, 1, rbuf, RAW_MAX_MSG, r->mr))
 			return -1;
 		if (r->verify)
 			fill(sbuf, r->size, seq ^ 0x5555);
@@ -120,18 +117,18 @@ int raw_lat_exchange(struct raw *r, uint32_t seq)
 		return -1;
 	if (wc.byte_len != r->size || (r->verify && !check(rbuf, wc.byte_len, seq ^ 0x5555)))
 		return fprintf(stderr, "client: got %u bytes\n", wc.byte_len), -1;
-	if (vx_post_recv(&r->c, 1, rbuf, MAX_MSG, r->mr))
+	if (vx_post_recv(&r->c, 1, rbuf, RAW_MAX_MSG, r->mr))
 		return -1;
 	return wait_send(r);
 }
 
 uint32_t raw_send_depth(uint32_t w) { return w + 8; }
-uint32_t raw_recv_depth(uint32_t w) { return 2 * w + CREDIT_RECVS + 8; }
-size_t raw_region_len(uint32_t w) { return (size_t)(2 * w + 2) * MAX_MSG; }
+uint32_t raw_recv_depth(uint32_t w) { return 2 * w + RAW_CREDIT_RECVS + 8; }
+size_t raw_region_len(uint32_t w) { return (size_t)(2 * w + 2) * RAW_MAX_MSG; }
 
 int raw_lat_prep(struct raw *r)
 {
-	return vx_post_recv(&r->c, 1, slot(r, 1), MAX_MSG, r->mr);
+	return vx_post_recv(&r->c, 1, slot(r, 1), RAW_MAX_MSG, r->mr);
 }
 
 int raw_bw_prep(struct raw *r)
@@ -139,11 +136,11 @@ int raw_bw_prep(struct raw *r)
 	uint8_t *cb = slot(r, r->w);
 	if (r->server) {
 		for (unsigned i = 0; i < 2 * r->w; i++)
-			if (vx_post_recv(&r->c, i, slot(r, i), MAX_MSG, r->mr))
+			if (vx_post_recv(&r->c, i, slot(r, i), RAW_MAX_MSG, r->mr))
 				return -1;
 		return 0;
 	}
-	for (unsigned k = 0; k < CREDIT_RECVS; k++)
+	for (unsigned k = 0; k < RAW_CREDIT_RECVS; k++)
 		if (vx_post_recv(&r->c, WR_CREDIT + k, cb + 64 * k, 64, r->mr))
 			return -1;
 	return 0;
@@ -160,7 +157,7 @@ int raw_bw_server(struct raw *r, unsigned long n)
 		if (wc.byte_len != r->size ||
 		    (r->verify && !check(slot(r, (unsigned)wc.wr_id), r->size, (uint32_t)i)))
 			return fprintf(stderr, "message %lu: %u bytes\n", i, wc.byte_len), -1;
-		if (vx_post_recv(&r->c, wc.wr_id, slot(r, (unsigned)wc.wr_id), MAX_MSG, r->mr))
+		if (vx_post_recv(&r->c, wc.wr_id, slot(r, (unsigned)wc.wr_id), RAW_MAX_MSG, r->mr))
 			return -1;
 		if (++since == batch || i + 1 == n) {
 			*cbuf = since;

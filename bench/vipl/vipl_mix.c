@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "raw_ops.h"
 #include "vp.h"
 
@@ -32,18 +33,6 @@ struct mix {
 	double *tmp;                 /* one block's samples */
 	double *vblk, *rblk;         /* per block: p50 us (lat) or MB/s (bw) */
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* One block of n exchanges over VIPL (vipl true) or raw verbs; *out: the block's p50 one-way
  * latency (us) or its MB/s, on the client. */
@@ -68,7 +57,7 @@ static int block(struct mix *m, bool vipl, unsigned long n, uint32_t seq0, doubl
 		m->tmp[i] = (double)(vp_now_ns() - t0) / 2000.0;
 	}
 	if (!o->server)
-		*out = median(m->tmp, n);
+		*out = bench_median(m->tmp, n);
 	return 0;
 }
 
@@ -76,17 +65,14 @@ static int block(struct mix *m, bool vipl, unsigned long n, uint32_t seq0, doubl
 static void report(struct mix *m)
 {
 	unsigned np = m->blocks - 1;
-	double *q = calloc(np, sizeof *q);
-	if (!q)
+	struct bench_ratios q;
+
+	if (bench_around_ratios(m->vblk, m->rblk, np, &q))
 		return;
-	for (unsigned k = 0; k < np; k++)
-		q[k] = (m->vblk[k] + m->vblk[k + 1]) / 2 / m->rblk[k];
-	qsort(q, np, sizeof *q, cmp_double);
-	double q1 = q[np / 4], q3 = q[(3 * np) / 4], mq = median(q, np);
-	double mv = median(m->vblk, m->blocks), mr = median(m->rblk, np);
+	double mv = bench_median(m->vblk, m->blocks), mr = bench_median(m->rblk, np);
 	printf("vipl_mix %s %u: vipl/raw x%.3f [%.3f-%.3f] vipl %.2f raw %.2f (%s) pairs %u\n",
-	       m->bw ? "bw" : "lat", m->v.o.size, mq, q1, q3, mv, mr, m->bw ? "MB/s" : "us", np);
-	free(q);
+	       m->bw ? "bw" : "lat", m->v.o.size, q.median, q.q1, q.q3, mv, mr,
+	       m->bw ? "MB/s" : "us", np);
 }
 
 static int run(struct mix *m)

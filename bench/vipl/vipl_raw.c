@@ -14,13 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
 #include "raw_ops.h"
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static int run_lat(struct raw *r, unsigned long n)
 {
@@ -38,7 +33,7 @@ static int run_lat(struct raw *r, unsigned long n)
 			us[i - warm] = (double)(vx_now_ns() - t0) / 2000.0;
 	}
 	if (!r->server) {
-		qsort(us, n, sizeof *us, cmp);
+		bench_sort(us, n);
 		for (unsigned long i = 0; i < n; i++)
 			sum += us[i];
 		unsigned long k99 = (unsigned long)((double)n * 0.99 + 0.999999);
