@@ -31,6 +31,7 @@
 
 #include "rn_dpdk_clock.h"
 #include "rn_dpdk_fault.h"
+#include "rn_dpdk_memif.h"
 #include "rn_dpdk_cfg_int.h"
 #include "rn_dpdk_pcap.h"
 #include "rn_dpdk_port.h"
@@ -83,10 +84,14 @@ static uint64_t port_now_ns(void)
 
 /* ---- EAL ------------------------------------------------------------------------------------ */
 
+#define RN_DPDK_MEMIF_FITS 8 /* memif --vdev values given a bsize (rn_dpdk_memif.h) */
+
 struct eal_args {
 	char buf[1024 + 256];
 	char *argv[RN_DPDK_MAX_ARGS + 1];
 	int argc;
+	char fit[RN_DPDK_MEMIF_FITS][320];
+	int nfit;
 };
 
 static bool eal_has(const struct eal_args *a, const char *opt)
@@ -109,19 +114,52 @@ static int eal_push(struct eal_args *a, char *s)
 	return 0;
 }
 
+/* A memif --vdev value whose buffers are too small for a frame of mtu gets a bsize that fits
+ * one (rn_dpdk_memif.h: chained frames are corrupted). The value starts at argv[i] + off
+ * ("--vdev=net_memif0,..." or a separate "net_memif0,..."); the prefix is kept. */
+static int eal_fit_memif(struct eal_args *a, int i, size_t off, unsigned mtu)
+{
+	char *f = a->fit[a->nfit];
+	int rc;
+
+	if (a->nfit >= RN_DPDK_MEMIF_FITS)
+		return 0; /* the port's own check refuses what stays too small */
+	memcpy(f, a->argv[i], off);
+	rc = rn_dpdk_memif_fit(a->argv[i] + off, mtu, f + off, sizeof(a->fit[0]) - off);
+	if (rc == 1) {
+		a->argv[i] = f;
+		a->nfit++;
+	}
+	return rc < 0 ? -EMSGSIZE : 0;
+}
+
+static int eal_fit_vdevs(struct eal_args *a, unsigned mtu)
+{
+	int rc = 0;
+
+	for (int i = 1; i < a->argc && rc == 0; i++) {
+		if (strcmp(a->argv[i], "--vdev") == 0 && i + 1 < a->argc)
+			rc = eal_fit_memif(a, ++i, 0, mtu);
+		else if (strncmp(a->argv[i], "--vdev=", 7) == 0)
+			rc = eal_fit_memif(a, i, 7, mtu);
+	}
+	return rc;
+}
+
 /* Split the user's arguments on blanks (no quoting: EAL values have no blanks). */
-static int eal_split(struct eal_args *a, const char *user)
+static int eal_split(struct eal_args *a, const char *user, unsigned mtu)
 {
 	char *tok, *save = NULL;
 
 	snprintf(a->buf, sizeof(a->buf), "%s", user);
 	a->argc = 0;
+	a->nfit = 0;
 	eal_push(a, "softrnic");
 	for (tok = strtok_r(a->buf, " \t\n", &save); tok != NULL;
 	     tok = strtok_r(NULL, " \t\n", &save))
 		if (eal_push(a, tok) != 0)
 			return -E2BIG;
-	return 0;
+	return eal_fit_vdevs(a, mtu);
 }
 
 static bool hugepages_reserved(void)
@@ -215,9 +253,15 @@ static int eal_start(const struct rn_dpdk_cfg *cfg, bool *tried, char *err, size
 
 	CPU_ZERO(&cpus);
 	pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus);
-	if (eal_split(&a, cfg->eal) != 0) {
-		snprintf(err, errlen, "key 'eal': too many arguments");
-		return -E2BIG;
+	rc = eal_split(&a, cfg->eal, cfg->mtu);
+	if (rc != 0) {
+		if (rc == -EMSGSIZE)
+			snprintf(err, errlen, "key 'eal': a memif --vdev too long to add bsize=%u "
+				 "for MTU %u: give bsize in it", rn_dpdk_memif_frame(cfg->mtu),
+				 cfg->mtu);
+		else
+			snprintf(err, errlen, "key 'eal': too many arguments");
+		return rc;
 	}
 	rc = eal_forced(&a, &cpus, lcore, sizeof(lcore), err, errlen);
 	if (rc != 0)
@@ -241,7 +285,7 @@ static void vdev_replug(const struct rn_dpdk_cfg *cfg)
 {
 	struct eal_args a;
 
-	if (eal_split(&a, cfg->eal) != 0)
+	if (eal_split(&a, cfg->eal, cfg->mtu) != 0)
 		return;
 	for (int i = 1; i < a.argc; i++) {
 		char name[RTE_ETH_NAME_MAX_LEN], *comma;
@@ -371,7 +415,7 @@ static uint32_t tx_pool_default(const struct rn_dpdk_port *p)
 {
 	struct rte_malloc_socket_stats ms;
 	struct rte_mempool_objsz sz;
-	uint64_t snd = p->cfg.snd_buf != 0 ? p->cfg.snd_buf : 256u * 1024u;
+	uint64_t snd = p->cfg.snd_buf != 0 ? p->cfg.snd_buf : TCP_BUF_DEFAULT;
 	uint64_t want = RN_DPDK_TX_CONNS * (snd / RTE_MBUF_DEFAULT_DATAROOM);
 	uint64_t per, freeb, reserve, fit;
 	long pg = sysconf(_SC_PAGESIZE);
@@ -541,15 +585,27 @@ static bool port_is_memif(const struct rte_eth_dev_info *di)
 	return di->driver_name != NULL && strcmp(di->driver_name, "net_memif") == 0;
 }
 
-/* The memif PMD with role=client (role=slave in older DPDK spelling). */
-static bool port_is_memif_client(const struct rte_eth_dev_info *di)
+static const char *port_devargs(const struct rte_eth_dev_info *di)
 {
 	const struct rte_devargs *da = di->device ? rte_dev_devargs(di->device) : NULL;
-	const char *args = da ? da->args : NULL;
 
-	if (!port_is_memif(di) || !args)
-		return false;
-	return strstr(args, "role=client") != NULL || strstr(args, "role=slave") != NULL;
+	return da != NULL && da->args != NULL ? da->args : "";
+}
+
+/* memif must carry every frame in one buffer (rn_dpdk_memif.h). */
+static int port_memif_check(struct rn_dpdk_port *p, const struct rte_eth_dev_info *di,
+			    char *err, size_t el)
+{
+	unsigned bsize = rn_dpdk_memif_bsize(port_devargs(di));
+	unsigned frame = rn_dpdk_memif_frame(p->cfg.mtu);
+
+	if (bsize >= frame)
+		return 0;
+	snprintf(err, el, "port %s: memif buffers of %u octets (bsize) cannot hold a frame of "
+		 "MTU %u (%u octets), and DPDK's memif corrupts frames chained over buffers: "
+		 "give bsize=%u or more in the --vdev arguments, or leave bsize out", p->name,
+		 bsize, p->cfg.mtu, frame, frame);
+	return -EINVAL;
 }
 
 static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, size_t el)
@@ -563,9 +619,14 @@ static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 	rc = rte_eth_dev_info_get(p->pid, &di);
 	if (rc != 0)
 		return port_fail(err, el, "device info", rc, p->name);
+	if (port_is_memif(&di)) {
+		rc = port_memif_check(p, &di, err, el);
+		if (rc != 0)
+			return rc;
+		p->memif_client = rn_dpdk_memif_is_client(port_devargs(&di));
+		p->guarded = rn_dpdk_fault_install() == 0;
+	}
 	port_offloads(p, &di, &conf, nc);
-	p->memif_client = port_is_memif_client(&di);
-	p->guarded = port_is_memif(&di) && rn_dpdk_fault_install() == 0;
 	rc = rte_eth_dev_configure(p->pid, 1, 1, &conf);
 	if (rc != 0)
 		return port_fail(err, el, "configure (1 rx, 1 tx queue)", rc, p->name);
