@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # softrnic's TCP engine benchmark, in one run on this machine (docs/tcp-tests.md):
 #   1. bulk throughput: softrnic-tcp to softrnic-tcp over net_memif, two processes, one core
-#      each (taskset), against iperf3 over loopback (same pinning, one stream);
+#      each (taskset), at MTU 1500 and 9000, against iperf3 over loopback (same pinning, one
+#      stream; loopback's MTU is 65536);
 #   2. ping-pong latency of 8-octet messages: softrnic-tcp over memif against kernel TCP over
 #      loopback (tests/tcp/linux/ktcp_peer, TCP_NODELAY, epoll);
 #   3. raw memif round trip (bench/tcp/memif_rtt: rte_eth_tx_burst -> echo -> rx_burst), the
@@ -87,6 +88,11 @@ echo "-- 1. bulk: softrnic-tcp over memif, $BYTES verified"
 memif_pair bulk '--sink' "--source $BYTES"
 eng_gbps=$(field "$T/bulk.srv" result: gbit_s)
 echo "engine memif bulk: $eng_gbps Gbit/s (sink side; $(field "$T/bulk.srv" result: secs) s)"
+
+echo "-- 1a. bulk: the same at MTU 9000 (memif buffers sized to one frame by the port)"
+SOFTRNIC_DPDK_MTU=9000 memif_pair bulk9k '--sink' "--source $BYTES"
+eng9k_gbps=$(field "$T/bulk9k.srv" result: gbit_s)
+echo "engine memif bulk, MTU 9000: $eng9k_gbps Gbit/s (sink side; $(field "$T/bulk9k.srv" result: secs) s)"
 
 echo "-- 1b. iperf3 over loopback, one stream, ${SECS} s"
 iperf3_loopback "$SECS"
@@ -188,11 +194,12 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 fi
 
 echo "== summary"
-python3 - "$eng_gbps" "$ip_gbps" "$e50" "$e99" "$k50" "$k99" "$r50" "$r99" "${w50:-0}" "${w99:-0}" \
+python3 - "$eng_gbps" "$eng9k_gbps" "$ip_gbps" "$e50" "$e99" "$k50" "$k99" "$r50" "$r99" "${w50:-0}" "${w99:-0}" \
 	"${wbw:-0}" "${wbw1500:-0}" "${wbwnc:-0}" <<'EOF'
 import sys
-eg, ig, e50, e99, k50, k99, r50, r99, w50, w99, wbw, wbw1500, wbwnc = map(float, sys.argv[1:])
+eg, eg9, ig, e50, e99, k50, k99, r50, r99, w50, w99, wbw, wbw1500, wbwnc = map(float, sys.argv[1:])
 print(f"bulk      engine/memif {eg:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg/ig:6.2f}x")
+print(f"bulk 9000 engine/memif {eg9:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg9/ig:6.2f}x")
 print(f"pingpong  engine/memif p50 {e50:7.2f} us p99 {e99:7.2f} us   kernel/lo p50 {k50:7.2f} us p99 {k99:7.2f} us   kernel/engine p50 {k50/e50:6.2f}x p99 {k99/e99:6.2f}x")
 print(f"floor     raw memif    p50 {r50:7.2f} us p99 {r99:7.2f} us   engine/raw p50 {e50/r50:6.2f}x")
 if w50 > 0:

@@ -57,11 +57,17 @@ const char *tcp_state_name(enum tcp_state s);
 enum tcp_cc_algo { TCP_CC_NEWRENO, TCP_CC_CUBIC };
 
 /* ---- stack ------------------------------------------------------------------------------ */
+/* Default send buffer and receive window: 1 MiB. The receiver takes segments in bursts of 32
+ * and acknowledges them at the end of its pass, so a window must cover the sender's burst and
+ * the receiver's pass together: with 256 KiB an engine bulk transfer over memif alternated
+ * between the two ends (one burst a round trip) and ran at half the rate (docs/tcp-engine.md).
+ * Neither is memory set aside: both bound what the shared mbuf pools may hold. */
+#define TCP_BUF_DEFAULT (1u << 20)
 struct tcp_stack_cfg {
 	struct net_if_cfg nif;  /* the interface: addresses, MTU, pool, transmit (tcp/net.h) */
 	uint32_t max_conns;     /* connections + TIME_WAIT entries (hash size); 0 = 4096 */
-	uint32_t snd_buf;       /* per-connection send buffer octets; 0 = 256 KiB */
-	uint32_t rcv_buf;       /* per-connection receive window octets; 0 = 256 KiB */
+	uint32_t snd_buf;       /* per-connection send buffer octets; 0 = TCP_BUF_DEFAULT */
+	uint32_t rcv_buf;       /* per-connection receive window octets; 0 = TCP_BUF_DEFAULT */
 	bool no_sack;           /* do not offer SACK (on by default) */
 	bool no_timestamps;     /* do not offer timestamps (on by default) */
 	bool no_wscale;         /* do not offer window scaling (on by default) */

@@ -48,9 +48,9 @@ static void cfg_resolve(struct tcp_stack_cfg *c)
 	if (!c->max_conns)
 		c->max_conns = 4096;
 	if (!c->snd_buf)
-		c->snd_buf = 256 * 1024;
+		c->snd_buf = TCP_BUF_DEFAULT;
 	if (!c->rcv_buf)
-		c->rcv_buf = 256 * 1024;
+		c->rcv_buf = TCP_BUF_DEFAULT;
 	if (!c->delack_us)
 		c->delack_us = 1000;
 	if (!c->msl_ms)
