@@ -158,6 +158,11 @@ struct rn_qp_rx {
 	uint64_t wqe_len;
 	bool wqe_imm;                   /* the Send in progress took the prefix value */
 	uint32_t wqe_imm_val;
+	/* check_wqe's translation of SGE 0 from its start, for the first placement into it in
+	 * the same rx_feed call (one lookup a small Send instead of two); dropped at the end
+	 * of that call, since a later one may find the registration gone (rn_mem QSBR) */
+	struct rn_mem_ref wqe_ref0;
+	bool wqe_ref0_ok;
 };
 
 /* ---- the QP ------------------------------------------------------------------------------ */

@@ -58,6 +58,7 @@ static void retire_wqe(struct rn_qp *qp)
 		rn_rq_retire(qp->rq, 1);
 	qp->rx.have_wqe = false;
 	qp->rx.wqe_imm = false;
+	qp->rx.wqe_ref0_ok = false;
 }
 
 /* Complete the Receive in progress with a non-success status (flush or error). */
@@ -82,6 +83,7 @@ static bool take_wqe(struct rn_qp *qp)
 		return false;
 	rx->have_wqe = true;
 	rx->wqe_srq = qp->ia.srq != NULL;
+	rx->wqe_ref0_ok = false;
 	rx->wqe_len = 0;
 	for (uint32_t i = 0; i < rx->wqe.num_sge; i++)
 		rx->wqe_len += rx->wqe.sge[i].length;
@@ -98,6 +100,7 @@ static enum rn_wc_status check_wqe(struct rn_qp *qp)
 	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
 	struct rn_mem_ref ref;
 
+	qp->rx.wqe_ref0_ok = false;
 	for (uint32_t i = 0; i < qp->rx.wqe.num_sge; i++) {
 		const struct rn_rq_sge *s = &qp->rx.wqe.sge[i];
 		enum rn_wc_status st = rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag,
@@ -105,6 +108,10 @@ static enum rn_wc_status check_wqe(struct rn_qp *qp)
 							      RN_ACC_LOCAL_WRITE, &ref);
 		if (st != RN_WC_SUCCESS)
 			return st;
+		if (i == 0 && s->length > 0) {
+			qp->rx.wqe_ref0 = ref;
+			qp->rx.wqe_ref0_ok = true;
+		}
 	}
 	return RN_WC_SUCCESS;
 }
@@ -318,9 +325,14 @@ static void place_untagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint6
 		uint64_t in = pos - base, n = s->length - in;
 		if (n > len)
 			n = len;
-		enum rn_wc_status st = rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag,
-							      s->addr + in, n, RN_ACC_LOCAL_WRITE,
-							      &ref);
+		enum rn_wc_status st = RN_WC_SUCCESS;
+		if (i == 0 && in == 0 && rx->wqe_ref0_ok) {
+			ref = rx->wqe_ref0;   /* SGE 0 from its start: covers these n octets */
+			rx->wqe_ref0_ok = false;
+		} else {
+			st = rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag, s->addr + in,
+						    n, RN_ACC_LOCAL_WRITE, &ref);
+		}
 		if (st != RN_WC_SUCCESS || copy_in(qp, &ref, d, n) != 0) {
 			seg_err_wc(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC),
 				   st != RN_WC_SUCCESS ? st : RN_WC_INVALID_STAG);
@@ -730,7 +742,7 @@ static bool rx_active(const struct rn_qp *qp)
 }
 
 /* Parse and place everything in in[0..len); what arrives in Terminate / Error is dropped. */
-static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
+static void rx_feed_pieces(struct rn_qp *qp, const uint8_t *in, size_t len)
 {
 	struct mpa_rx_piece p;
 
@@ -759,6 +771,12 @@ static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
 			break;
 		}
 	}
+}
+
+static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
+{
+	rx_feed_pieces(qp, in, len);
+	qp->rx.wqe_ref0_ok = false;   /* valid only within this call (rn_qp_int.h) */
 }
 
 /* Direct placement (CRC and markers off, decision P5): the decoder is inside the DATA of a
