@@ -42,4 +42,7 @@ printf '%s\n' "$out" | grep -q '100 pings of 100 bytes, verified' || fail "clien
 run 3 -v
 n=$(printf '%s\n' "$out" | grep -c '^ping data: softrnic-ping-')
 [ "$n" -eq 3 ] || fail "expected 3 'ping data' lines, got $n"
+export SOFTRNIC_DPDK_MTU=9000 SOFTRNIC_MPA=crc
+run 30 -S 65536
+printf '%s\n' "$out" | grep -q '30 pings of 65536 bytes, verified' || fail "jumbo summary missing"
 echo "$TEST_NAME: OK"
