@@ -117,6 +117,8 @@ struct rn_qp_rx {
 	struct ddp_rx_state ddp;
 	uint8_t *buf;                   /* RN_QP_RX_BUF */
 	uint8_t *stage;                 /* CRC on: the payload waits here until the CRC passed */
+	const uint8_t *run_src;         /* CRC on: stage[run_off, + run_len) still lies at */
+	size_t run_off, run_len;        /* run_src, in this rx_feed call's input (stage_flush) */
 	bool staged;                    /* this stream stages (CRC negotiated) */
 	uint8_t *pre;                   /* octets handed over by rn_cm, not yet parsed */
 	size_t pre_len, pre_off;

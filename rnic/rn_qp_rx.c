@@ -355,6 +355,50 @@ static void place_now(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t o
 		place_untagged(qp, d, len, off);
 }
 
+/* CRC on, the payload waits for END. While its pieces lie back to back in the input they are
+ * only remembered (a run); the run is copied into the stage when a piece does not continue it,
+ * or when the rx_feed call ends (its input is reused after it). So the part of an FPDU that
+ * the call that ends it read (with large FPDUs: all but the head's few octets, rx->big) is
+ * placed at END straight from the input: one copy of it, not two. */
+static void stage_flush(struct rn_qp_rx *rx)
+{
+	if (rx->run_src != NULL && rx->run_len > 0)
+		memcpy(rx->stage + rx->run_off, rx->run_src, rx->run_len);
+	rx->run_src = NULL;
+	rx->run_off = rx->run_len = 0;
+}
+
+static void stage(struct rn_qp_rx *rx, const uint8_t *d, size_t len, uint64_t off)
+{
+	if (len == 0 || off + len > MPA_MAX_ULPDU)
+		return;
+	if (rx->run_src != NULL && off == rx->run_off + rx->run_len &&
+	    d == rx->run_src + rx->run_len) {
+		rx->run_len += len;
+		return;
+	}
+	stage_flush(rx);
+	rx->run_src = d;
+	rx->run_off = (size_t)off;
+	rx->run_len = len;
+}
+
+/* END of a staged FPDU whose CRC matched: the stage's octets, then the run's. */
+static void place_staged(struct rn_qp *qp, size_t plen)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+
+	if (rx->run_src == NULL || rx->run_off + rx->run_len != plen) {
+		stage_flush(rx);
+		place_now(qp, rx->stage, plen, 0);
+		return;
+	}
+	if (rx->run_off > 0)
+		place_now(qp, rx->stage, rx->run_off, 0);
+	if (!rx->err_pending)   /* the first part's placement may have failed */
+		place_now(qp, rx->run_src, rx->run_len, rx->run_off);
+}
+
 /* Place now, or stage until END when the CRC must be checked first. */
 static void place(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t off)
 {
@@ -364,8 +408,7 @@ static void place(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t off)
 		place_now(qp, d, len, off);
 		return;
 	}
-	if (off + len <= MPA_MAX_ULPDU)
-		memcpy(qp->rx.stage + off, d, len);
+	stage(&qp->rx, d, len, off);
 }
 
 /* ---- HEAD: decode and check ------------------------------------------------------------------- */
@@ -560,6 +603,8 @@ static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
 
 	memcpy(rx->head, p->data, p->len);
 	rx->head_len = p->len;
+	rx->run_src = NULL;   /* a new FPDU: nothing of it staged yet */
+	rx->run_off = rx->run_len = 0;
 	rx->ulpdu_len = p->ulpdu_len;
 	if (p->ulpdu_len >= MPA_RX_HEAD_MAX + RN_RX_DIRECT_MIN) {
 		rx->big = true;
@@ -607,8 +652,10 @@ static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
 	if (imm_order_bad(qp))
 		return;
 	head_dispatch(qp, len);
+	/* from the piece itself (the same octets as rx->head): when the head came straight from
+	 * the input, the payload after it continues it there (stage) */
 	if (rx->target == RXT_TAGGED || rx->target == RXT_UNTAGGED)
-		place(qp, rx->head + rx->ddp_hlen, rx->head_len - rx->ddp_hlen, 0);
+		place(qp, p->data + rx->ddp_hlen, rx->head_len - rx->ddp_hlen, 0);
 }
 
 /* ---- END: deliver --------------------------------------------------------------------------- */
@@ -704,7 +751,9 @@ static void rx_end(struct rn_qp *qp)
 	struct rn_qp_rx *rx = &qp->rx;
 
 	if (rx->staged && !rx->err_pending)
-		place_now(qp, rx->stage, rx->ulpdu_len - rx->ddp_hlen, 0);
+		place_staged(qp, rx->ulpdu_len - rx->ddp_hlen);
+	rx->run_src = NULL;
+	rx->run_off = rx->run_len = 0;
 	if (rx->err_pending) {
 		raise_seg_error(qp);
 		return;
@@ -731,6 +780,8 @@ static void rx_mpa_error(struct rn_qp *qp, const struct mpa_error *me)
 
 	qp->rx.mpa_failed = true;
 	qp->rx.err_pending = false;
+	qp->rx.run_src = NULL;   /* the FPDU is bad: nothing of it is placed */
+	qp->rx.run_off = qp->rx.run_len = 0;
 	qp->term_src_len = 0;   /* LLP errors copy no header */
 	rn_qp_input(qp, RN_QPI_SEGMENT_ERROR, &qe);
 }
@@ -777,6 +828,7 @@ static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
 {
 	rx_feed_pieces(qp, in, len);
 	qp->rx.wqe_ref0_ok = false;   /* valid only within this call (rn_qp_int.h) */
+	stage_flush(&qp->rx);         /* the rest of this FPDU comes in a later call */
 }
 
 /* Direct placement (CRC and markers off, decision P5): the decoder is inside the DATA of a
