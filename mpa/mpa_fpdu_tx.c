@@ -99,6 +99,13 @@ static void put_u16be(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
+/* The CRC field: least significant octet first (checked against siw captures). */
+static void put_crc_field(uint8_t *p, uint32_t v)
+{
+	for (unsigned i = 0; i < MPA_CRC_LEN; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
 /* Inserts a marker if the next octet falls on a marker position. Before the header is out
  * the marker leads the FPDU and points at the header just behind it: FPDUPTR 0. */
 static void maybe_marker(struct cursor *c)
@@ -151,16 +158,14 @@ static void put(struct cursor *c, const void *src, size_t len)
 	}
 }
 
-/* The CRC value goes out least significant octet first (checked against siw captures).
- * Without CRC the field is still sent, as zeros, like Linux siw does. */
+/* Without CRC the field is still sent, as zeros, like Linux siw does. */
 static void put_crc(struct cursor *c)
 {
+	uint8_t le[MPA_CRC_LEN];
+
 	/* A marker right before the CRC field is still covered by it: place it first. */
 	maybe_marker(c);
-	uint32_t v = c->use_crc ? mpa_crc32c_final(c->crc) : 0;
-	uint8_t le[MPA_CRC_LEN] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
-				    (uint8_t)(v >> 24) };
-
+	put_crc_field(le, c->use_crc ? mpa_crc32c_final(c->crc) : 0);
 	put(c, le, sizeof(le)); /* CRCing its own octets is harmless: c->crc is dead now */
 }
 
@@ -177,7 +182,7 @@ static void put_header(struct cursor *c, size_t ulpdu_len)
 
 /* Without markers an FPDU is header, ULPDU, pad and CRC in one run: no cursor needed (the
  * common case, and the small-message latency path, where the cursor's per-piece marker
- * checks cost as much as the framing). The CRC goes out least significant octet first. */
+ * checks cost as much as the framing). */
 static size_t encode_plain(struct mpa_tx *tx, const struct iovec *iov, unsigned iovcnt,
 			   size_t ulpdu_len, uint8_t *out)
 {
@@ -200,10 +205,7 @@ static size_t encode_plain(struct mpa_tx *tx, const struct iovec *iov, unsigned 
 		v = mpa_crc32c_final(crc);
 	}
 	off += pad;
-	out[off] = (uint8_t)v;
-	out[off + 1] = (uint8_t)(v >> 8);
-	out[off + 2] = (uint8_t)(v >> 16);
-	out[off + 3] = (uint8_t)(v >> 24);
+	put_crc_field(out + off, v);
 	off += MPA_CRC_LEN;
 	tx->pos += (uint32_t)off;
 	return off;
@@ -261,8 +263,7 @@ int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *iov, unsigned iovcnt,
 		for (unsigned i = 0; i < iovcnt; i++)
 			crc = mpa_crc32c_update(crc, iov[i].iov_base, iov[i].iov_len);
 		crc = mpa_crc32c_final(mpa_crc32c_update(crc, f->trailer, pad));
-		for (unsigned i = 0; i < MPA_CRC_LEN; i++)
-			f->trailer[pad + i] = (uint8_t)(crc >> (8 * i));
+		put_crc_field(f->trailer + pad, crc);
 	}
 	f->fpdu_len = MPA_HDR_LEN + (size_t)total + f->trailer_len;
 	tx->pos += (uint32_t)f->fpdu_len;
