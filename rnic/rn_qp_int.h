@@ -64,6 +64,35 @@ struct tx_mark {
 	uint32_t idx;                   /* MARK_SQ: absolute SQ index */
 };
 
+/* A translation a check made, kept for one use later in the same call (a tx pump, an rx_feed):
+ * the first copy from an SGE's start then needs no second lookup of the same STag. The call
+ * drops it at its end, since a later one may find the registration gone (rn_mem QSBR). */
+struct rn_ref_once {
+	struct rn_mem_ref ref;
+	bool ok;
+};
+
+static inline void rn_ref_once_keep(struct rn_ref_once *o, const struct rn_mem_ref *r)
+{
+	o->ref = *r;
+	o->ok = true;
+}
+
+/* The kept translation into *r, once; false when there is none. */
+static inline bool rn_ref_once_take(struct rn_ref_once *o, struct rn_mem_ref *r)
+{
+	if (!o->ok)
+		return false;
+	o->ok = false;
+	*r = o->ref;
+	return true;
+}
+
+static inline void rn_ref_once_drop(struct rn_ref_once *o)
+{
+	o->ok = false;
+}
+
 struct rn_qp_tx {
 	struct mpa_tx mpa;
 	uint8_t *buf;
@@ -87,10 +116,7 @@ struct rn_qp_tx {
 	                                 * (immediate-data WRs are two wire messages) */
 	uint32_t src_sge;               /* SGE cursor for SQ payload */
 	uint64_t src_off;
-	/* The first SGE's translation from the WR's start check, for its first run, in the
-	 * same pump (rn_qp_tx_pump drops it): the same lookup would otherwise run twice. */
-	struct rn_mem_ref src_ref;
-	bool src_ref_ok;
+	struct rn_ref_once src0;        /* check_sgl's translation of SGE 0 */
 	uint32_t msn[RDMAP_NQUEUES];    /* next MSN per queue */
 	bool rr_turn;                   /* alternate Read Responses and SQ messages */
 	bool stopped;                   /* STOP_SQ: no new SQ / IRRQ segment */
@@ -160,11 +186,7 @@ struct rn_qp_rx {
 	uint64_t wqe_len;
 	bool wqe_imm;                   /* the Send in progress took the prefix value */
 	uint32_t wqe_imm_val;
-	/* check_wqe's translation of SGE 0 from its start, for the first placement into it in
-	 * the same rx_feed call (one lookup a small Send instead of two); dropped at the end
-	 * of that call, since a later one may find the registration gone (rn_mem QSBR) */
-	struct rn_mem_ref wqe_ref0;
-	bool wqe_ref0_ok;
+	struct rn_ref_once wqe0;        /* check_wqe's translation of SGE 0 */
 };
 
 /* ---- the QP ------------------------------------------------------------------------------ */

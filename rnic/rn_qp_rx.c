@@ -58,7 +58,7 @@ static void retire_wqe(struct rn_qp *qp)
 		rn_rq_retire(qp->rq, 1);
 	qp->rx.have_wqe = false;
 	qp->rx.wqe_imm = false;
-	qp->rx.wqe_ref0_ok = false;
+	rn_ref_once_drop(&qp->rx.wqe0);
 }
 
 /* Complete the Receive in progress with a non-success status (flush or error). */
@@ -83,7 +83,7 @@ static bool take_wqe(struct rn_qp *qp)
 		return false;
 	rx->have_wqe = true;
 	rx->wqe_srq = qp->ia.srq != NULL;
-	rx->wqe_ref0_ok = false;
+	rn_ref_once_drop(&rx->wqe0);
 	rx->wqe_len = 0;
 	for (uint32_t i = 0; i < rx->wqe.num_sge; i++)
 		rx->wqe_len += rx->wqe.sge[i].length;
@@ -100,7 +100,7 @@ static enum rn_wc_status check_wqe(struct rn_qp *qp)
 	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
 	struct rn_mem_ref ref;
 
-	qp->rx.wqe_ref0_ok = false;
+	rn_ref_once_drop(&qp->rx.wqe0);
 	for (uint32_t i = 0; i < qp->rx.wqe.num_sge; i++) {
 		const struct rn_rq_sge *s = &qp->rx.wqe.sge[i];
 		enum rn_wc_status st = rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag,
@@ -108,10 +108,8 @@ static enum rn_wc_status check_wqe(struct rn_qp *qp)
 							      RN_ACC_LOCAL_WRITE, &ref);
 		if (st != RN_WC_SUCCESS)
 			return st;
-		if (i == 0 && s->length > 0) {
-			qp->rx.wqe_ref0 = ref;
-			qp->rx.wqe_ref0_ok = true;
-		}
+		if (i == 0 && s->length > 0)
+			rn_ref_once_keep(&qp->rx.wqe0, &ref);
 	}
 	return RN_WC_SUCCESS;
 }
@@ -326,13 +324,10 @@ static void place_untagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint6
 		if (n > len)
 			n = len;
 		enum rn_wc_status st = RN_WC_SUCCESS;
-		if (i == 0 && in == 0 && rx->wqe_ref0_ok) {
-			ref = rx->wqe_ref0;   /* SGE 0 from its start: covers these n octets */
-			rx->wqe_ref0_ok = false;
-		} else {
+		/* SGE 0 from its start: the kept translation covers these n octets */
+		if (!(i == 0 && in == 0 && rn_ref_once_take(&rx->wqe0, &ref)))
 			st = rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag, s->addr + in,
 						    n, RN_ACC_LOCAL_WRITE, &ref);
-		}
 		if (st != RN_WC_SUCCESS || copy_in(qp, &ref, d, n) != 0) {
 			seg_err_wc(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC),
 				   st != RN_WC_SUCCESS ? st : RN_WC_INVALID_STAG);
@@ -827,7 +822,7 @@ static void rx_feed_pieces(struct rn_qp *qp, const uint8_t *in, size_t len)
 static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
 {
 	rx_feed_pieces(qp, in, len);
-	qp->rx.wqe_ref0_ok = false;   /* valid only within this call (rn_qp_int.h) */
+	rn_ref_once_drop(&qp->rx.wqe0);   /* valid only within this call (rn_qp_int.h) */
 	stage_flush(&qp->rx);         /* the rest of this FPDU comes in a later call */
 }
 

@@ -371,11 +371,9 @@ static enum rn_wc_status next_src_run(struct rn_qp *qp, const struct rn_sqe *e, 
 	*n = s->length - t->src_off;
 	if (*n > len)
 		*n = len;
-	if (t->src_ref_ok && t->src_sge == 0 && t->src_off == 0) {
-		t->src_ref_ok = false;   /* it covers the whole SGE from its start: *n fits */
-		*ref = t->src_ref;
+	/* it covers the whole SGE from its start: *n fits */
+	if (t->src_sge == 0 && t->src_off == 0 && rn_ref_once_take(&t->src0, ref))
 		return RN_WC_SUCCESS;
-	}
 	return rn_mem_check_local_sge(qp->ia.mem, qp->ia.pd, fl, s->stag, s->addr + t->src_off,
 				      *n, RN_ACC_LOCAL_READ, ref);
 }
@@ -464,7 +462,7 @@ static enum rn_wc_status check_sgl(struct rn_qp *qp, const struct rn_sqe *e)
 	uint32_t fl = qp->ia.privileged ? RN_MEM_PRIVILEGED : 0;
 	struct rn_mem_ref ref;
 
-	qp->tx.src_ref_ok = false;
+	rn_ref_once_drop(&qp->tx.src0);
 	if (e->total > UINT32_MAX)
 		return RN_WC_INVALID_LENGTH;
 	if (e->inline_data)
@@ -474,12 +472,13 @@ static enum rn_wc_status check_sgl(struct rn_qp *qp, const struct rn_sqe *e)
 							      e->sge[i].stag, e->sge[i].addr,
 							      e->sge[i].length, RN_ACC_LOCAL_READ,
 							      &ref);
-		if (st != RN_WC_SUCCESS)
+		if (st != RN_WC_SUCCESS) {
+			rn_ref_once_drop(&qp->tx.src0);
 			return st;
-		if (i == 0)
-			qp->tx.src_ref = ref;
+		}
+		if (i == 0 && e->sge[0].length > 0)
+			rn_ref_once_keep(&qp->tx.src0, &ref);
 	}
-	qp->tx.src_ref_ok = e->wr.num_sge > 0 && e->sge[0].length > 0;
 	return RN_WC_SUCCESS;
 }
 
@@ -925,7 +924,7 @@ void rn_qp_tx_pump(struct rn_qp *qp)
 		if (tx_flush(qp, &all) <= 0 || !all)
 			break;   /* the transport is full: framing more would only be copied */
 	}
-	t->src_ref_ok = false;   /* the next pump looks the SGE up again: it may be gone */
+	rn_ref_once_drop(&t->src0);   /* the next pump looks the SGE up again: it may be gone */
 	tx_materialize(t);
 	if (qp->conn && t->close_pending && !t->fin_sent && tx_empty(t) &&
 	    !t->term_pending) {
