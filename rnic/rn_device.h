@@ -117,10 +117,11 @@ int rn_device_progress(struct rn_device *dev, int timeout_ms);
  * receive / transmit work of the QPs that complete into cq in the caller's thread (a try-lock
  * per QP: one the engine or another poller works on is skipped; one read per QP, at most
  * RN_DEVICE_POLL_QPS QPs per call), as an rn_mem reader for the duration. RN_DEVICE_STREAK_RUN
- * polls in a row (empty ones, or ones that reaped: rn_device_cq_reaped), each within
- * RN_DEVICE_STREAK_NS of the one before, mark a busy-polling
- * consumer: the engine's thread is put on hold (rn_progress_hold) for RN_DEVICE_HOLD_US, so it
- * does not compete for the core. Returns the number of QPs that did something (then poll
+ * polls in a row (empty ones, ones that received, ones that reaped: rn_device_cq_reaped), each
+ * starting within RN_DEVICE_STREAK_NS of the end of the consumer's call before (a poll or a
+ * post: rn_device_consumer_posted), mark a busy-polling consumer: the engine's thread is put on
+ * hold (rn_progress_hold) for RN_DEVICE_HOLD_US, so it does not compete for the core
+ * (docs/rnic-decisions.md D9, D9b). Returns the number of QPs that did something (then poll
  * again). */
 #define RN_DEVICE_POLL_QPS 8
 #define RN_DEVICE_STREAK_NS 10000u
@@ -129,6 +130,10 @@ int rn_device_progress(struct rn_device *dev, int timeout_ms);
 int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq);
 /* A poll of a CQ returned completions: it counts in the busy-poll run above as well. */
 void rn_device_cq_reaped(struct rn_device *dev);
+/* The consumer posted work requests (started at `start`, rn_progress_now_ns): a post that
+ * starts long after the consumer's last call ends the busy-poll run; one right behind it
+ * keeps the run going, however long the post took. */
+void rn_device_consumer_posted(struct rn_device *dev, uint64_t start);
 /* The consumer is about to block (it armed a CQ): end any hold, the engine watches again. */
 void rn_device_consumer_blocks(struct rn_device *dev);
 

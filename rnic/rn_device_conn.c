@@ -29,6 +29,8 @@ struct rn_dev_conn {
 	void *obj;
 	pthread_mutex_t lock;
 	bool detached, counted, parked;
+	bool busy;                      /* driver: the last hold pass found obj locked */
+	_Atomic uint64_t served_ns;     /* a consumer's poll last ran obj's work (try_progress) */
 	atomic_bool live, gone;         /* attached / detaching: for consumer-side pins */
 	atomic_uint pins;               /* consumer threads working on obj now */
 	int src_fd;                     /* the object's fd our dup copies (-1: none) */
@@ -122,20 +124,52 @@ static void conn_park(struct rn_dev_conn *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* Driver, in a hold's pass (rn_progress_hold_pass): the consumer busy-polls and drives its
+ * QPs. One that a consumer's poll ran within the hold period is left to it; one that a
+ * consumer thread holds now is left once in a row (then the usual callbacks, which wait for
+ * it, so none starves); others are run with try_progress. Waiting for a QP lock a consumer
+ * holds wakes the engine at each of its unlocks, onto the consumer's core, often only to
+ * lose the lock to it again (vipl-bw's sender: ~1600 such waits per 20000 x 64 KiB in ~300
+ * passes). Left: no callback and no re-arm; level-triggered, the next pass (or the engine
+ * after the hold) sees the fd again. */
+enum hold_pass { HP_USUAL, HP_LEFT, HP_DONE };
+
+static enum hold_pass conn_hold_pass(struct rn_dev_conn *c, int *did)
+{
+	bool was_busy = c->busy;
+	int r;
+
+	c->busy = false;
+	if (!rn_progress_hold_pass(c->dev->eng) || !c->ops->try_progress)
+		return HP_USUAL;
+	if (rn_progress_now_ns() - atomic_load_explicit(&c->served_ns, memory_order_relaxed) <
+	    RN_DEVICE_HOLD_US * 1000ull)
+		return HP_LEFT;
+	if (was_busy)
+		return HP_USUAL;
+	r = c->ops->try_progress(c->obj);
+	c->busy = r < 0;
+	*did = r > 0;
+	return c->busy ? HP_LEFT : HP_DONE;
+}
+
 static void conn_io(void *arg, int fd, uint32_t ev)
 {
 	struct rn_dev_conn *c = arg;
 	int did = 0;
+	enum hold_pass hp = conn_hold_pass(c, &did);
 	(void)fd;
 
+	if (hp == HP_LEFT)
+		return;
 	/* the object released or replaced its stream: never call it for the old one */
 	if (c->ops->fd(c->obj) != c->src_fd) {
 		conn_rearm(c);
 		return;
 	}
-	if (ev & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP))
+	if (hp == HP_USUAL && (ev & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)))
 		did |= c->ops->on_readable(c->obj);
-	if (ev & (EPOLLOUT | EPOLLERR))
+	if (hp == HP_USUAL && (ev & (EPOLLOUT | EPOLLERR)))
 		did |= c->ops->on_writable(c->obj);
 	if (!did && (ev & (EPOLLERR | EPOLLHUP)))
 		conn_park(c);
@@ -307,18 +341,30 @@ static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
  * One poll per round trip (ib_write_lat reaping between memory spins) is no run: that
  * consumer needs the thread to place what it spins on. Polls that found completions count
  * too: a consumer reaping a stream of them would otherwise never hold the thread, which then
- * keeps placing (and taking the socket's lock) beside it. Relaxed: a heuristic. */
-static void note_poll(struct rn_device *dev, uint64_t now)
+ * keeps placing (and taking the socket's lock) beside it. So do polls that received what
+ * they return. "Close together" is the time the consumer spent outside the device between
+ * two calls: from the end of one call (a poll, or a post: rn_device_consumer_posted) to the
+ * start of the next. A post does not extend the run, but a post that comes late ends it, so
+ * a memory spinner (poll, spin, post, poll) never makes one. A streaming sender does: its
+ * polls are a long post apart (a 64 KiB sendmsg, 20-60 us), which from poll to poll never
+ * looked like a run, and its engine woke for every socket event only to block on the QP
+ * lock the sender held while it posted. Relaxed: a heuristic. */
+static void note_call(struct rn_device *dev, uint64_t start, uint64_t end, bool poll)
 {
-	uint64_t prev;
+	uint64_t prev = atomic_exchange_explicit(&dev->last_empty_ns, end, memory_order_relaxed);
+	/* signed: another thread's `end` may lie after this `start` */
+	bool near = (int64_t)(start - prev) < RN_DEVICE_STREAK_NS;
 	unsigned run;
 
-	prev = atomic_exchange_explicit(&dev->last_empty_ns, now, memory_order_relaxed);
-	run = now - prev < RN_DEVICE_STREAK_NS ? atomic_load_explicit(&dev->empty_run,
-								   memory_order_relaxed) + 1 : 0;
+	if (!poll) {
+		if (!near)
+			atomic_store_explicit(&dev->empty_run, 0, memory_order_relaxed);
+		return;
+	}
+	run = near ? atomic_load_explicit(&dev->empty_run, memory_order_relaxed) + 1 : 0;
 	atomic_store_explicit(&dev->empty_run, run, memory_order_relaxed);
 	if (run >= RN_DEVICE_STREAK_RUN)
-		rn_progress_hold(dev->eng, now, RN_DEVICE_HOLD_US);
+		rn_progress_hold(dev->eng, end, RN_DEVICE_HOLD_US);
 }
 
 int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
@@ -338,22 +384,33 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	/* a DPDK stream's empty recv drives the port from this thread (docs/dpdk-rdma.md G1) */
 	rn_dpdk_consumer_mark(rd);
 	for (unsigned i = 0; i < n; i++) {
-		if (rd && pinned[i]->ops->try_progress(pinned[i]->obj) > 0)
+		int r = rd ? pinned[i]->ops->try_progress(pinned[i]->obj) : -1;
+
+		if (r > 0)
 			did++;
+		if (r >= 0) /* its work ran here: a hold's pass may leave it (conn_hold_pass) */
+			atomic_store_explicit(&pinned[i]->served_ns, now, memory_order_relaxed);
 		atomic_fetch_sub(&pinned[i]->pins, 1);
 	}
 	rn_dpdk_consumer_mark(false);
 	if (rd)
 		rn_mem_reader_unregister(dev->mem, reader);
-	if (!did)
-		note_poll(dev, now);
+	note_call(dev, now, did ? rn_progress_now_ns() : now, true);
 	return did;
 }
 
 void rn_device_cq_reaped(struct rn_device *dev)
 {
+	uint64_t now = rn_progress_now_ns();
+
 	if (rn_device_valid(dev))
-		note_poll(dev, rn_progress_now_ns());
+		note_call(dev, now, now, true);
+}
+
+void rn_device_consumer_posted(struct rn_device *dev, uint64_t start)
+{
+	if (rn_device_valid(dev))
+		note_call(dev, start, rn_progress_now_ns(), false);
 }
 
 void rn_device_consumer_blocks(struct rn_device *dev)

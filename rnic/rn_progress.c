@@ -71,6 +71,7 @@ struct rn_progress {
 	_Atomic uint64_t hold_until;   /* CLOCK_MONOTONIC ns; see rn_progress_hold */
 	_Atomic uint64_t consumer_ns;  /* last rn_progress_consumer_polled */
 	atomic_bool holding;           /* the thread sleeps in a hold now */
+	bool hold_pass;                /* the driver's pass right after a hold's sleep */
 	unsigned max_events;
 	struct epoll_event *evs;
 
@@ -225,6 +226,11 @@ static void ring(struct rn_progress *eng, int bit)
 void rn_progress_wake(struct rn_progress *eng)
 {
 	ring(eng, PEND_WAKE);
+}
+
+bool rn_progress_hold_pass(const struct rn_progress *eng)
+{
+	return eng->hold_pass;
 }
 
 void rn_progress_unhold(struct rn_progress *eng)
@@ -717,11 +723,13 @@ static void *engine_main(void *p)
 		uint64_t hold = atomic_load_explicit(&eng->hold_until, memory_order_relaxed);
 		int tmo = now - last < win && now >= nospin_until ? 0 : -1, act;
 
-		if (now < hold) {
+		eng->hold_pass = now < hold;
+		if (eng->hold_pass) {
 			hold_sleep(eng, hold);
 			tmo = 0;
 		}
 		act = run_once(eng, tmo);
+		eng->hold_pass = false;
 		if (act > 0)
 			last = now_ns();
 		else if (tmo == 0)

@@ -64,6 +64,9 @@ unsigned rn_progress_spin_us(const struct rn_progress *eng);
  * consumer covers still move, one pass per hold period) and sleeps again while held. Repeated
  * calls extend the hold. unhold ends it at once (a consumer about to block). Any thread. */
 void rn_progress_hold(struct rn_progress *eng, uint64_t now_ns, unsigned us);
+/* Driver thread only: the callbacks running now belong to the one pass a hold makes per
+ * period (rn_progress_hold): a consumer busy-polls, so an object it holds can wait. */
+bool rn_progress_hold_pass(const struct rn_progress *eng);
 void rn_progress_unhold(struct rn_progress *eng);
 /* A consumer polled a CQ and made progress inline (any thread, cheap). The engine uses it to
  * tell a core taken by a spinning consumer that receives by itself from one taken by a

@@ -169,12 +169,19 @@ static void flush_rq(struct rn_qp *qp)
 	}
 }
 
+/* Lock held: the QP's stream changes (or goes); the engine must look again. */
+static void set_conn(struct rn_qp *qp, struct rn_conn *conn)
+{
+	qp->conn = conn;
+	atomic_store(&qp->conn_fd, conn ? rn_conn_fd(conn) : -1);
+	qp->need_wake = true;
+}
+
 static void llp_reset(struct rn_qp *qp)
 {
 	if (qp->conn) {
 		rn_conn_abort(qp->conn);
-		qp->conn = NULL;
-		qp->need_wake = true;
+		set_conn(qp, NULL);
 	}
 	rn_qp_tx_drop(qp);
 }
@@ -190,8 +197,7 @@ static void llp_release(struct rn_qp *qp)
 {
 	if (qp->conn) {
 		rn_conn_close(qp->conn);
-		qp->conn = NULL;
-		qp->need_wake = true;
+		set_conn(qp, NULL);
 	}
 	llp_reset(qp);
 }
@@ -201,8 +207,7 @@ static void llp_disassociate(struct rn_qp *qp)
 {
 	if (qp->conn) {
 		rn_conn_close(qp->conn);
-		qp->conn = NULL;
-		qp->need_wake = true;
+		set_conn(qp, NULL);
 	}
 	rn_qp_tx_drop(qp);
 	qp->irq_head = qp->irq_next = qp->irq_tail;
@@ -358,8 +363,7 @@ void rn_qp_llp_failed(struct rn_qp *qp, long err)
 	rn_qp_input(qp, reset ? RN_QPI_LLP_RESET : RN_QPI_LLP_LOST, NULL);
 	if (qp->conn) {   /* the state did not take it (e.g. Idle): still release it */
 		rn_conn_abort(qp->conn);
-		qp->conn = NULL;
-		qp->need_wake = true;
+		set_conn(qp, NULL);
 	}
 }
 
@@ -528,6 +532,7 @@ enum rn_status rn_qp_create(const struct rn_qp_init_attr *attr, struct rn_qp **o
 		return st;
 	}
 	qp->emss = RN_QP_DEFAULT_EMSS;
+	atomic_init(&qp->conn_fd, -1);
 	qp->rresp_ok = attr->inbound_write;
 	rn_sq_retire_init(&qp->sq_ret, 0);
 	qp->mq = (struct rn_mem_qp){ attr->pd, qp->alloc.qp_id, attr->privileged };
@@ -578,11 +583,16 @@ enum rn_status rn_qp_destroy(struct rn_qp *qp)
 
 /* ---- wake-up --------------------------------------------------------------------------------- */
 
-/* Unlock, then tell the engine if the fd or the EPOLLOUT interest may have changed. */
+/* Unlock, then tell the engine if the fd or the EPOLLOUT interest may have changed. Not
+ * when it watches EPOLLOUT already: a sender streaming into a full socket would otherwise
+ * wake it on every post, also out of a hold (rn_device.h), only for it to queue behind this
+ * lock (vipl-bw's sender: ~4000 engine waits on the QP lock per 20000 x 64 KiB). */
 static void unlock_and_wake(struct rn_qp *qp)
 {
-	bool wake = qp->need_wake || (rn_qp_tx_busy(qp) && qp->conn);
+	bool wake = qp->need_wake || (!qp->eng_write && rn_qp_tx_busy(qp) && qp->conn);
 
+	if (qp->need_wake)
+		qp->eng_write = false; /* a new stream or none: the engine looks afresh */
 	qp->need_wake = false;
 	pthread_mutex_unlock(&qp->lock);
 	if (wake && qp->ia.wake)
@@ -636,7 +646,7 @@ static bool handoff_ok(const struct rn_qp_mod *m)
 static void take_handoff(struct rn_qp *qp, const struct rn_qp_mod *m)
 {
 	qp->llp = *m->llp;
-	qp->conn = m->llp->conn;
+	set_conn(qp, m->llp->conn);
 	m->llp->conn = NULL;
 	m->llp->rx = NULL;
 	m->llp->rx_len = 0;
@@ -814,12 +824,8 @@ enum rn_status rn_qp_post_recv(struct rn_qp *qp, const struct rn_recv_wr *wr,
 
 int rn_qp_fd(struct rn_qp *qp)
 {
-	int fd;
-
-	pthread_mutex_lock(&qp->lock);
-	fd = qp->conn ? rn_conn_fd(qp->conn) : -1;
-	pthread_mutex_unlock(&qp->lock);
-	return fd;
+	/* no lock: the engine asks on every event, often while a consumer posts */
+	return atomic_load(&qp->conn_fd);
 }
 
 int rn_qp_on_readable(struct rn_qp *qp)
@@ -893,6 +899,7 @@ bool rn_qp_wants_write(struct rn_qp *qp)
 		struct rn_sqe *e = rn_qp_sqe(qp, qp->sq_head);
 		w = e->done && e->wait_sync;
 	}
+	qp->eng_write = w;
 	pthread_mutex_unlock(&qp->lock);
 	return w;
 }

@@ -3,6 +3,7 @@
 #define RN_QP_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "rn_qp.h"
 
@@ -213,7 +214,8 @@ struct rn_qp {
 	struct rn_irq_ent *irq;
 	uint32_t irq_cap, irq_head, irq_next, irq_tail; /* [head,next) being sent, [next,tail) wait */
 	/* LLP */
-	struct rn_conn *conn;
+	struct rn_conn *conn;           /* set with rn_qp_set_conn only */
+	_Atomic int conn_fd;            /* conn's fd or -1, for the engine without the lock */
 	struct rn_cm_handoff llp;       /* params and positions of the associated stream */
 	uint32_t emss;
 	struct rn_qp_tx tx;
@@ -230,6 +232,8 @@ struct rn_qp {
 	                                 * RN_QPM_ACCESS changes ia.inbound_write, the gate of
 	                                 * inbound Writes only (decision Q16) */
 	bool need_wake;
+	bool eng_write;                 /* the engine's last look (rn_qp_wants_write) gave it
+	                                 * EPOLLOUT interest: a busy tx needs no wake then */
 	bool cq_err;                    /* a CQ overflowed while completing: raise after */
 	bool cq_err_sq;
 };

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "rn_progress.h"
 #include "verbs_int.h"
 
 #define SV_POST_BATCH 16
@@ -116,19 +117,13 @@ static int sv_post_batch(struct sv_qp *q, struct rn_send_wr *r, struct ibv_send_
 	return sv_errno(st);
 }
 
-int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+static int post_send(struct sv_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct rn_send_wr r[SV_POST_BATCH];
 	struct ibv_send_wr *src[SV_POST_BATCH];
-	struct sv_qp *q = sv_qp(qp);
 	unsigned n = 0;
 	int rc;
 
-	if (!q) {
-		if (bad)
-			*bad = wr;
-		return EINVAL;
-	}
 	for (; wr; wr = wr->next) {
 		if (sv_send_wr(wr, &r[n])) {
 			rc = sv_post_batch(q, r, src, n, bad);
@@ -144,6 +139,23 @@ int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 		}
 	}
 	return sv_post_batch(q, r, src, n, bad);
+}
+
+int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct sv_qp *q = sv_qp(qp);
+
+	if (!q) {
+		if (bad)
+			*bad = wr;
+		return EINVAL;
+	}
+	/* the post's span tells the device how busy its consumer is (rn_device.h) */
+	uint64_t start = rn_progress_now_ns();
+	int rc = post_send(q, wr, bad);
+
+	rn_device_consumer_posted(sv_ctx(qp->context)->dev, start);
+	return rc;
 }
 
 int sv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "rn_device.h"
+#include "rn_progress.h"
 #include "rn_qp.h"
 #include "test_cm_util.h"
 
@@ -338,6 +339,201 @@ static void test_conn_fake(void **state)
 	close(sp2[1]);
 }
 
+/* ---- the engine under a busy-polling consumer (docs/rnic-decisions.md D9) ------------------ */
+struct busy_fake {
+	struct fake f;        /* first: the fake ops take the same pointer */
+	atomic_bool busy;     /* try_progress finds the object locked */
+	atomic_int tries, busy_tries, try_reads;
+	pthread_t consumer;   /* the test's thread: its tries are the consumer's polls */
+	atomic_int consumer_tries;
+};
+
+static int bf_try(void *o)
+{
+	struct busy_fake *b = o;
+	atomic_fetch_add(&b->tries, 1);
+	if (pthread_equal(pthread_self(), b->consumer))
+		atomic_fetch_add(&b->consumer_tries, 1);
+	if (atomic_load(&b->busy)) {
+		atomic_fetch_add(&b->busy_tries, 1);
+		return -EBUSY;
+	}
+	int r = f_readable(o);
+	if (r > 0)
+		atomic_fetch_add(&b->try_reads, 1);
+	return r;
+}
+static bool bf_feeds(void *o, const struct rn_cq *cq)
+{
+	(void)o;
+	(void)cq;
+	return false;
+}
+static const struct rn_dev_conn_ops busy_ops = { f_fd, f_readable, f_writable, f_wants, NULL,
+						 bf_feeds, bf_try };
+
+/* A busy_fake on one end of a fresh socketpair, attached to dev; and its end (the device
+ * closed with it). */
+static struct rn_dev_conn *busy_conn(struct rn_device *dev, struct busy_fake *b, int sp[2])
+{
+	struct rn_dev_conn *c;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
+	b->f.fd = sp[0];
+	b->consumer = pthread_self();
+	assert_int_equal(rn_device_conn_alloc(dev, &busy_ops, &c), RN_OK);
+	assert_int_equal(rn_device_conn_attach(c, b), RN_OK);
+	return c;
+}
+
+static void busy_conn_end(struct rn_device *dev, struct rn_dev_conn *c, const int sp[2])
+{
+	rn_device_consumer_blocks(dev);
+	rn_device_conn_detach(c);
+	rn_device_conn_free(c);
+	assert_int_equal(rn_device_close(dev), RN_OK);
+	close(sp[0]);
+	close(sp[1]);
+}
+
+/* A consumer that busy-polls: polls that reap, back to back, hold the engine (D9). */
+static void consumer_polls(struct rn_device *dev)
+{
+	for (int i = 0; i < 8; i++)
+		rn_device_cq_reaped(dev);
+}
+
+/* Keep the engine held for up to ms, until *v > old. */
+static bool held_until(struct rn_device *dev, atomic_int *v, int old, unsigned ms)
+{
+	struct timespec ts = { 0, 200000 };
+	for (unsigned i = 0; i < ms * 5 && atomic_load(v) <= old; i++) {
+		consumer_polls(dev);
+		nanosleep(&ts, NULL);
+	}
+	return atomic_load(v) > old;
+}
+
+/* In a hold the engine makes one pass over its fds per period. It runs an object's work
+ * with try_progress there; one that is busy (a consumer thread holds it) is skipped once,
+ * then served as usual: never starved, never queued for at once. Attempts repeat because a
+ * preempted test thread can let the hold lapse (then on_readable reads directly). */
+static void test_conn_hold_pass(void **state)
+{
+	(void)state;
+	struct rn_device *dev = open_dev(false, NULL);
+	struct busy_fake b = { 0 };
+	int sp[2];
+	struct rn_dev_conn *c = busy_conn(dev, &b, sp);
+	bool tried = false, skipped = false;
+
+	for (int i = 0; i < 20 && !tried; i++) {
+		int tr = atomic_load(&b.try_reads), r = atomic_load(&b.f.reads);
+		assert_int_equal(write(sp[1], "a", 1), 1);
+		tried = held_until(dev, &b.try_reads, tr, 50);
+		assert_true(wait_for(&b.f.reads, r + 1));
+	}
+	assert_true(tried);
+	atomic_store(&b.busy, true);
+	for (int i = 0; i < 20 && !skipped; i++) {
+		int bt = atomic_load(&b.busy_tries), r = atomic_load(&b.f.reads);
+		assert_int_equal(write(sp[1], "b", 1), 1);
+		held_until(dev, &b.f.reads, r, 50);
+		assert_true(wait_for(&b.f.reads, r + 1)); /* busy or not, the byte is read */
+		skipped = atomic_load(&b.busy_tries) > bt;
+	}
+	assert_true(skipped);
+	busy_conn_end(dev, c, sp);
+}
+
+/* A QP whose work a consumer's poll ran within the hold period is left to it by the hold's
+ * pass: the engine does not even try it. Counted as the engine's tries between two of its
+ * hold sleeps while the test thread polls every 200 us; a phase in which the test thread was
+ * preempted long enough for the engine to step in is run again. */
+static void test_conn_hold_leaves_served(void **state)
+{
+	(void)state;
+	struct rn_device *dev = open_dev(false, NULL);
+	struct rn_progress *eng = rn_device_engine(dev);
+	struct busy_fake b = { 0 };
+	int sp[2];
+	struct rn_dev_conn *c = busy_conn(dev, &b, sp);
+	struct rn_cq *cq;
+	struct rn_progress_stats st;
+	struct timespec ts = { 0, 200000 };
+	uint32_t got;
+	bool left = false;
+	static char junk[4096];
+
+	assert_int_equal(rn_device_cq_create(dev, 8, NULL, NULL, &cq, &got), RN_OK);
+	for (int i = 0; i < 10 && !left; i++) {
+		int engine_tries = atomic_load(&b.tries) - atomic_load(&b.consumer_tries);
+		int r = atomic_load(&b.f.reads);
+		rn_progress_get_stats(eng, &st);
+		uint64_t h = st.holds;
+		/* 4 KiB: 64 octets a read keep the fd readable through the phase */
+		assert_int_equal(write(sp[1], junk, sizeof(junk)), (ssize_t)sizeof(junk));
+		for (int k = 0; k < 100; k++) {  /* ~20 ms, ~10 hold periods */
+			consumer_polls(dev);
+			rn_device_cq_progress(dev, cq); /* empty: runs the fake's work here */
+			nanosleep(&ts, NULL);
+		}
+		while (read(sp[0], junk, sizeof(junk)) > 0) /* what is left */
+			;
+		rn_progress_get_stats(eng, &st);
+		left = st.holds >= h + 3 && atomic_load(&b.f.reads) > r &&
+		       atomic_load(&b.tries) - atomic_load(&b.consumer_tries) == engine_tries;
+	}
+	assert_true(left);
+	busy_conn_end(dev, c, sp);
+}
+
+/* The busy-poll run counts the time the consumer spends outside the device between calls: a
+ * post right behind a poll keeps the run going however long the post takes (a streaming
+ * sender, whose polls are a long post apart), a post that comes late ends it (a consumer
+ * spinning on memory between its calls never holds the engine). Seen through the engine's
+ * hold sleeps (rn_progress stats). */
+static void test_hold_counts_posts(void **state)
+{
+	(void)state;
+	struct rn_device *dev = open_dev(false, NULL);
+	struct rn_progress *eng = rn_device_engine(dev);
+	struct rn_progress_stats st;
+	struct timespec gap = { 0, 50000 };
+	bool held = false;
+
+	/* late posts: a poll, 50 us outside, a post, a poll right behind it, ... never a run */
+	rn_progress_get_stats(eng, &st);
+	uint64_t h0 = st.holds;
+	for (int i = 0; i < 40; i++) {
+		rn_device_cq_reaped(dev);
+		nanosleep(&gap, NULL);
+		rn_device_consumer_posted(dev, rn_progress_now_ns());
+		rn_device_cq_reaped(dev);
+		nanosleep(&gap, NULL);
+	}
+	rn_progress_wake(eng); /* the engine loops once: a hold would put it to sleep */
+	sleep_ms(10);
+	rn_progress_get_stats(eng, &st);
+	assert_int_equal(st.holds, h0);
+	/* long posts right behind polls: the post's 50 us are the device's, a run it is */
+	for (int i = 0; i < 20 && !held; i++) {
+		for (int k = 0; k < 6; k++) {
+			uint64_t start = rn_progress_now_ns();
+			nanosleep(&gap, NULL);
+			rn_device_consumer_posted(dev, start);
+			rn_device_cq_reaped(dev);
+		}
+		rn_progress_wake(eng);
+		sleep_ms(5);
+		rn_progress_get_stats(eng, &st);
+		held = st.holds > h0;
+	}
+	assert_true(held);
+	rn_device_consumer_blocks(dev);
+	assert_int_equal(rn_device_close(dev), RN_OK);
+}
+
 /* A stream newly handed to an object may come with input already read off its socket (the
  * CM's handoff rx): the engine calls on_readable once for a new fd, readable or not. */
 static void test_conn_fresh_fd_read(void **state)
@@ -635,6 +831,9 @@ int main(void)
 		cmocka_unit_test(test_T40_async_handler),
 		cmocka_unit_test(test_conn_fake),
 		cmocka_unit_test(test_conn_fresh_fd_read),
+		cmocka_unit_test(test_conn_hold_pass),
+		cmocka_unit_test(test_conn_hold_leaves_served),
+		cmocka_unit_test(test_hold_counts_posts),
 		cmocka_unit_test(test_cm_engine),
 		cmocka_unit_test(test_cm_timeout),
 		cmocka_unit_test(test_qp_attach),

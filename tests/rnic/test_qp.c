@@ -1,5 +1,7 @@
 /* QP data path between two QPs over loopback TCP (rn_cm setup, single-threaded driving).
  * Test names carry seed-verbs §9 acceptance IDs where one applies. */
+#include <stdatomic.h>
+
 #include "test_qp_util.h"
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
@@ -545,6 +547,65 @@ static void test_modify_error_reset_T36(void **state)
 	qbuf_free(&f->d, &r);
 }
 
+/* ---- waking the engine for write interest ---------------------------------------------- */
+static atomic_int wakes;
+static void count_wake(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&wakes, 1);
+}
+static void with_wake(struct rn_qp_init_attr *a)
+{
+	a->wake = count_wake;
+}
+
+static bool sq_drained(void *arg)
+{
+	struct fx *f = arg;
+	return rn_cq_count(f->a.scq) > 0 && !rn_qp_wants_write(f->a.qp);
+}
+
+/* A post that leaves work queued (pump budget, full socket) wakes the engine so that it
+ * watches EPOLLOUT. Once the engine's last look (rn_qp_wants_write) gave it that interest,
+ * further posts do not wake it; after the queue drained and the engine looked again, the
+ * next post that leaves work queued wakes it once more. */
+static void test_wake_write_interest(void **state)
+{
+	struct fx *f = *state;
+	struct qbuf src, dst;
+	const size_t len = 4u << 20; /* over one pump's budget (RN_TX_BUDGET) */
+
+	qside_destroy(&f->a);
+	qside_create(&f->a, &f->d, with_wake);
+	q_connect(&f->a, &f->b, false);
+	qbuf_new(&f->d, &src, len, f->d.pd, RN_ACC_LOCAL_WRITE);
+	qbuf_new(&f->d, &dst, len, f->d.pd, RN_ACC_LOCAL_WRITE | RN_ACC_REMOTE_WRITE);
+	struct rn_rq_sge s = { (uintptr_t)src.p, (uint32_t)len, src.stag };
+	assert_false(rn_qp_wants_write(f->a.qp)); /* the engine's look after RTS: nothing queued */
+	int w = atomic_load(&wakes);
+	assert_int_equal(q_rdma(&f->a, 1, RN_WR_RDMA_WRITE, 0, &s, 1, dst.stag, (uintptr_t)dst.p),
+			 RN_OK);
+	assert_int_equal(atomic_load(&wakes), w + 1);
+	assert_true(rn_qp_wants_write(f->a.qp)); /* the engine looks: EPOLLOUT */
+	assert_int_equal(q_rdma(&f->a, 2, RN_WR_RDMA_WRITE, 0, &s, 1, dst.stag, (uintptr_t)dst.p),
+			 RN_OK);
+	assert_int_equal(atomic_load(&wakes), w + 1); /* it watches already */
+	assert_int_equal(q_rdma(&f->a, 3, RN_WR_RDMA_WRITE, RN_SEND_SIGNALED, &s, 1, dst.stag,
+				(uintptr_t)dst.p), RN_OK);
+	assert_int_equal(atomic_load(&wakes), w + 1);
+	/* drive both ends until everything went out and the engine's look finds nothing */
+	q_run(&f->a, &f->b, Q_WAIT_MS, sq_drained, f);
+	assert_true(sq_drained(f));
+	q_expect(&f->a, &f->b, f->a.scq, 3, RN_WC_SUCCESS);
+	w = atomic_load(&wakes);
+	assert_int_equal(q_rdma(&f->a, 4, RN_WR_RDMA_WRITE, RN_SEND_SIGNALED, &s, 1, dst.stag,
+				(uintptr_t)dst.p), RN_OK);
+	assert_int_equal(atomic_load(&wakes), w + 1);
+	q_expect(&f->a, &f->b, f->a.scq, 4, RN_WC_SUCCESS);
+	qbuf_free(&f->d, &src);
+	qbuf_free(&f->d, &dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +626,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_graceful_close_T34, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_modify_terminate_T36, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_modify_error_reset_T36, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_wake_write_interest, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests_name("rnic_qp", tests, NULL, NULL);
 }
