@@ -69,36 +69,62 @@ static void run_calls(struct vipl_nic *nic)
 	pthread_mutex_unlock(&nic->lock);
 }
 
+/* Called with the NIC lock held, returns with it released: due timers and graves; the
+ * wait's timeout until the next timer (-1: none). *stop: the NIC is closing. */
+static int timers_locked(struct vipl_nic *nic, bool *stop)
+{
+	uint64_t now = vipl_now_ms(), next = 0;
+	*stop = nic->stopping;
+	struct vipl_grave *due = vipl_graves_take(nic, false);
+	if (due != NULL)
+		nic->burying++;
+	if (!*stop) {
+		vipl_cm_timers(nic, now, &next);
+		vipl_rearm_due(nic, &next);
+	}
+	pthread_mutex_unlock(&nic->lock);
+	if (due != NULL) { /* may take a while: not under the NIC lock */
+		vipl_graves_destroy(due);
+		pthread_mutex_lock(&nic->lock);
+		nic->burying--;
+		pthread_cond_broadcast(&nic->cv); /* VipDestroyPtag waits for its PD's QPs */
+		pthread_mutex_unlock(&nic->lock);
+	}
+	return next == 0 ? -1 : next <= now ? 0 : (int)(next - now);
+}
+
 static void *thread_main(void *arg)
 {
 	struct vipl_nic *nic = arg;
+	bool quiet = false; /* the last wait timed out: only timers are due */
+	int backoff = 1;    /* ms */
 	for (;;) {
-		uint64_t now = vipl_now_ms(), next = 0;
-		pthread_mutex_lock(&nic->lock);
-		bool stop = nic->stopping;
-		struct vipl_grave *due = vipl_graves_take(nic, false);
-		if (due != NULL)
-			nic->burying++;
-		if (!stop) {
-			vipl_cm_timers(nic, now, &next);
-			vipl_rearm_due(nic, &next);
+		bool stop = false;
+		int tmo;
+		if (quiet && pthread_mutex_trylock(&nic->lock) != 0) {
+			/* the application is inside the library (posting or polling holds the NIC
+			 * lock): the timers (re-arming a polled CQ, connection deadlines) can wait,
+			 * 1, 2, 4, then 8 ms as it stays there. Queued for the lock instead, this
+			 * thread woke at each of its unlocks, mostly to lose the lock to it again,
+			 * and took its core each time (vipl-bw's sender: 400-1000 such waits per
+			 * 20000 x 64 KiB) */
+			tmo = backoff;
+			backoff = backoff < 8 ? backoff * 2 : 8;
+		} else {
+			backoff = 1;
+			if (!quiet)
+				pthread_mutex_lock(&nic->lock);
+			tmo = timers_locked(nic, &stop);
+			if (stop)
+				break;
+			run_calls(nic);
 		}
-		pthread_mutex_unlock(&nic->lock);
-		if (due != NULL) { /* may take a while: not under the NIC lock */
-			vipl_graves_destroy(due);
-			pthread_mutex_lock(&nic->lock);
-			nic->burying--;
-			pthread_cond_broadcast(&nic->cv); /* VipDestroyPtag waits for its PD's QPs */
-			pthread_mutex_unlock(&nic->lock);
-		}
-		if (stop)
-			break;
-		run_calls(nic);
 		struct pollfd p[3] = { { nic->cch->fd, POLLIN, 0 }, { nic->ech->fd, POLLIN, 0 },
 				       { nic->wake_fd, POLLIN, 0 } };
-		int tmo = next == 0 ? -1 : next <= now ? 0 : (int)(next - now);
-		if (poll(p, 3, tmo) < 0 && errno != EINTR)
+		int n = poll(p, 3, tmo);
+		if (n < 0 && errno != EINTR)
 			break;
+		quiet = n == 0;
 		if (p[2].revents & POLLIN) {
 			uint64_t v;
 			if (read(nic->wake_fd, &v, sizeof(v)) < 0) {
