@@ -317,15 +317,19 @@ case_pcap() {
 		fail "tshark could not read the capture cleanly"
 	fi
 	[ "$frames" -gt 100 ] || fail "capture holds only $frames frames"
+	# Wireshark calls a TCP checksum field of 0xffff bad (RFC 1624: the other zero, which
+	# incremental updates produce; arithmetically it verifies). Linux's segmentation offload
+	# path sends one now and then (1 frame in ~4500, 2026-11-26); the engine's own frames
+	# are held to the strict rule.
+	filt='_ws.malformed || ip.checksum.status == 0 || (tcp.checksum.status == 0 && !(tcp.checksum == 0xffff && ip.src == 198.51.100.2))'
 	bad=$(tshark -r "$OUT/bulk.pcap" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE \
-		-Y '_ws.malformed || ip.checksum.status == 0 || tcp.checksum.status == 0' 2>/dev/null | wc -l)
+		-Y "$filt" 2>/dev/null | wc -l)
 	arp=$(tshark -r "$OUT/bulk.pcap" -Y arp 2>/dev/null | wc -l)
 	syn=$(tshark -r "$OUT/bulk.pcap" -Y 'tcp.flags.syn == 1' 2>/dev/null | wc -l)
 	echo "pcap: $frames frames, $arp ARP, $syn SYN, $bad malformed or bad checksum"
 	[ "$bad" -eq 0 ] || {
 		tshark -r "$OUT/bulk.pcap" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE \
-			-Y '_ws.malformed || ip.checksum.status == 0 || tcp.checksum.status == 0' |
-			head >&2
+			-Y "$filt" | head >&2
 		fail "bad frames in the capture"
 	}
 	[ "$syn" -ge 2 ] || fail "handshake not captured"
