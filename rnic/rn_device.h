@@ -132,7 +132,9 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq);
 void rn_device_cq_reaped(struct rn_device *dev);
 /* The consumer posted work requests (started at `start`, rn_progress_now_ns): a post that
  * starts long after the consumer's last call ends the busy-poll run; one right behind it
- * keeps the run going, however long the post took. */
+ * keeps the run going, however long the post took. Worth telling for posts of at least
+ * RN_DEVICE_LONG_POST octets: a shorter one is over too soon to matter. */
+#define RN_DEVICE_LONG_POST 16384u
 void rn_device_consumer_posted(struct rn_device *dev, uint64_t start);
 /* The consumer is about to block (it armed a CQ): end any hold, the engine watches again. */
 void rn_device_consumer_blocks(struct rn_device *dev);

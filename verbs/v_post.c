@@ -141,6 +141,19 @@ static int post_send(struct sv_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr
 	return sv_post_batch(q, r, src, n, bad);
 }
 
+/* Posts of at least RN_DEVICE_LONG_POST octets are timed: only they can take long enough
+ * (a sendmsg of tens of KiB) to matter to the device's busy-poll run; a small post skips
+ * the two clock reads, on the path every small-message round trip pays. */
+static bool long_post(const struct ibv_send_wr *wr)
+{
+	uint64_t n = 0;
+
+	for (; wr; wr = wr->next)
+		for (int i = 0; i < wr->num_sge; i++)
+			n += wr->sg_list[i].length;
+	return n >= RN_DEVICE_LONG_POST;
+}
+
 int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct sv_qp *q = sv_qp(qp);
@@ -150,7 +163,9 @@ int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 			*bad = wr;
 		return EINVAL;
 	}
-	/* the post's span tells the device how busy its consumer is (rn_device.h) */
+	if (!long_post(wr))
+		return post_send(q, wr, bad);
+	/* a long post's span tells the device how busy its consumer is (rn_device.h) */
 	uint64_t start = rn_progress_now_ns();
 	int rc = post_send(q, wr, bad);
 
