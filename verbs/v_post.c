@@ -143,14 +143,26 @@ static int post_send(struct sv_qp *q, struct ibv_send_wr *wr, struct ibv_send_wr
 
 /* Posts of at least RN_DEVICE_LONG_POST octets are timed: only they can take long enough
  * (a sendmsg of tens of KiB) to matter to the device's busy-poll run; a small post skips
- * the two clock reads, on the path every small-message round trip pays. */
+ * the two clock reads, on the path every small-message round trip pays. Only the SGLs
+ * the post itself reads are looked into: those of Sends and Writes, with no more SGEs than
+ * any QP takes (a longer one fails the post and may be shorter than it says). */
+static bool sends_data(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_SEND_WITH_INV ||
+	       op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
 static bool long_post(const struct ibv_send_wr *wr)
 {
 	uint64_t n = 0;
 
-	for (; wr; wr = wr->next)
+	for (; wr && n < RN_DEVICE_LONG_POST; wr = wr->next) {
+		if (!sends_data(wr->opcode) || !wr->sg_list || wr->num_sge < 0 ||
+		    wr->num_sge > RN_QP_MAX_SGE)
+			return false;
 		for (int i = 0; i < wr->num_sge; i++)
 			n += wr->sg_list[i].length;
+	}
 	return n >= RN_DEVICE_LONG_POST;
 }
 
