@@ -254,6 +254,13 @@ static void test_post_errors(void **state)
 	assert_ptr_equal(bad, &w[2]);
 	assert_int_equal(ibv_post_recv(qp, &r, &rbad), EINVAL);  /* 3 SGEs > 2 */
 	assert_ptr_equal(rbad, &r);
+	/* SGLs the post does not read stay unread (ASan would see a read past w[2]'s list): a
+	 * Local Invalidate with a stale list, a Send whose count is over any QP's limit */
+	struct ibv_send_wr li = { .opcode = IBV_WR_LOCAL_INV, .num_sge = 1,
+				  .sg_list = (struct ibv_sge *)(uintptr_t)8 };
+	assert_int_equal(ibv_post_send(qp, &li, &bad), ENOMEM);  /* SQ still full */
+	w[2].num_sge = 1000;
+	assert_int_equal(ibv_post_send(qp, &w[2], &bad), ENOMEM);
 	assert_int_equal(ibv_destroy_qp(qp), 0);
 	assert_int_equal(ibv_dereg_mr(mr), 0);
 }
