@@ -351,18 +351,18 @@ static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
  * lock the sender held while it posted. Relaxed: a heuristic. */
 static void note_call(struct rn_device *dev, uint64_t start, uint64_t end, bool poll)
 {
-	uint64_t prev = atomic_exchange_explicit(&dev->last_empty_ns, end, memory_order_relaxed);
+	uint64_t prev = atomic_exchange_explicit(&dev->call_end_ns, end, memory_order_relaxed);
 	/* signed: another thread's `end` may lie after this `start` */
 	bool near = (int64_t)(start - prev) < RN_DEVICE_STREAK_NS;
 	unsigned run;
 
 	if (!poll) {
 		if (!near)
-			atomic_store_explicit(&dev->empty_run, 0, memory_order_relaxed);
+			atomic_store_explicit(&dev->poll_run, 0, memory_order_relaxed);
 		return;
 	}
-	run = near ? atomic_load_explicit(&dev->empty_run, memory_order_relaxed) + 1 : 0;
-	atomic_store_explicit(&dev->empty_run, run, memory_order_relaxed);
+	run = near ? atomic_load_explicit(&dev->poll_run, memory_order_relaxed) + 1 : 0;
+	atomic_store_explicit(&dev->poll_run, run, memory_order_relaxed);
 	if (run >= RN_DEVICE_STREAK_RUN)
 		rn_progress_hold(dev->eng, end, RN_DEVICE_HOLD_US);
 }

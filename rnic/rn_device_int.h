@@ -42,8 +42,8 @@ struct rn_device {
 	struct rn_dev_conn *conns;
 	struct rn_dev_cm *cms;
 	atomic_uint next_id;
-	_Atomic uint64_t last_empty_ns; /* consumer's last empty poll (rn_device_cq_progress) */
-	atomic_uint empty_run;          /* empty polls in a row, each within STREAK_NS */
+	_Atomic uint64_t call_end_ns;   /* end of the consumer's last poll or long post */
+	atomic_uint poll_run;           /* polls in a row, each within STREAK_NS of a call's end */
 
 	/* async events: mode, handler, events taken and not acked (queue mode) */
 	pthread_mutex_t ah_lock;

@@ -214,7 +214,7 @@ struct rn_qp {
 	struct rn_irq_ent *irq;
 	uint32_t irq_cap, irq_head, irq_next, irq_tail; /* [head,next) being sent, [next,tail) wait */
 	/* LLP */
-	struct rn_conn *conn;           /* set with rn_qp_set_conn only */
+	struct rn_conn *conn;           /* set with set_conn (rn_qp.c) only */
 	_Atomic int conn_fd;            /* conn's fd or -1, for the engine without the lock */
 	struct rn_cm_handoff llp;       /* params and positions of the associated stream */
 	uint32_t emss;

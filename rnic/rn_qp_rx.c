@@ -355,12 +355,17 @@ static void place_now(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_t o
  * or when the rx_feed call ends (its input is reused after it). So the part of an FPDU that
  * the call that ends it read (with large FPDUs: all but the head's few octets, rx->big) is
  * placed at END straight from the input: one copy of it, not two. */
+static void stage_forget(struct rn_qp_rx *rx)
+{
+	rx->run_src = NULL;
+	rx->run_off = rx->run_len = 0;
+}
+
 static void stage_flush(struct rn_qp_rx *rx)
 {
 	if (rx->run_src != NULL && rx->run_len > 0)
 		memcpy(rx->stage + rx->run_off, rx->run_src, rx->run_len);
-	rx->run_src = NULL;
-	rx->run_off = rx->run_len = 0;
+	stage_forget(rx);
 }
 
 static void stage(struct rn_qp_rx *rx, const uint8_t *d, size_t len, uint64_t off)
@@ -598,8 +603,7 @@ static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
 
 	memcpy(rx->head, p->data, p->len);
 	rx->head_len = p->len;
-	rx->run_src = NULL;   /* a new FPDU: nothing of it staged yet */
-	rx->run_off = rx->run_len = 0;
+	stage_forget(rx);   /* a new FPDU: nothing of it staged yet */
 	rx->ulpdu_len = p->ulpdu_len;
 	if (p->ulpdu_len >= MPA_RX_HEAD_MAX + RN_RX_DIRECT_MIN) {
 		rx->big = true;
@@ -747,8 +751,7 @@ static void rx_end(struct rn_qp *qp)
 
 	if (rx->staged && !rx->err_pending)
 		place_staged(qp, rx->ulpdu_len - rx->ddp_hlen);
-	rx->run_src = NULL;
-	rx->run_off = rx->run_len = 0;
+	stage_forget(rx);
 	if (rx->err_pending) {
 		raise_seg_error(qp);
 		return;
@@ -775,8 +778,7 @@ static void rx_mpa_error(struct rn_qp *qp, const struct mpa_error *me)
 
 	qp->rx.mpa_failed = true;
 	qp->rx.err_pending = false;
-	qp->rx.run_src = NULL;   /* the FPDU is bad: nothing of it is placed */
-	qp->rx.run_off = qp->rx.run_len = 0;
+	stage_forget(&qp->rx);   /* the FPDU is bad: nothing of it is placed */
 	qp->term_src_len = 0;   /* LLP errors copy no header */
 	rn_qp_input(qp, RN_QPI_SEGMENT_ERROR, &qe);
 }
