@@ -11,6 +11,12 @@ static bool signal_this(const struct perf_sess *s, uint32_t i)
 	return i % SIGNAL_EVERY == 0 || i == s->p.iters;
 }
 
+/* The sequence number of the last signaled Write among 1..i. */
+static uint64_t last_signaled(const struct perf_sess *s, uint32_t i)
+{
+	return i == s->p.iters ? i : i - i % SIGNAL_EVERY;
+}
+
 /* Spins until the byte at p becomes v, reaping the CQ now and then for errors, or on every
  * spin with -P: on a software RNIC that poll is what runs the engine from this thread, so the
  * Write is placed without waiting for the device's own threads to get the core. */
@@ -56,7 +62,10 @@ static int write_pingpong(struct perf_sess *s, double *ns)
 		if (ns)
 			ns[i - 1] = (double)(now - prev);
 		prev = now;
-		if (perf_reap(s) < 0)   /* frees SQ slots of the signaled writes */
+		/* frees SQ slots: only while a signaled Write is not yet seen complete (perftest's
+		 * rule). With -P the spin's polls have usually taken it already, and a poll that finds
+		 * nothing costs the client a receive attempt between the peer's Write and its own. */
+		if (s->data_done < last_signaled(s, i) && perf_reap(s) < 0)
 			return -1;
 		if (maybe_between(s, i, &prev))
 			return -1;
