@@ -737,12 +737,15 @@ static uint16_t port_tx(void *arg, struct rte_mbuf **pkts, uint16_t n)
 	return sent;
 }
 
-/* One pass; the lock is held. */
+/* One pass; the lock is held. One clock read serves the whole pass (the stack's clock is the
+ * port's, rn_dpdk_clock_cb). */
 static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 {
 	struct rte_mbuf *pkts[RN_DPDK_BURST];
 	uint16_t n = p->started ? port_rx_burst(p, pkts, RN_DPDK_BURST) : 0;
 	uint64_t nx;
+
+	tcp_stack_clock_hold(p->stack);
 
 	p->st.polls++;
 	if (n > 0) {
@@ -757,9 +760,10 @@ static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 	}
 	nx = tcp_stack_poll(p->stack);
 	if (!p->link_up || p->memif_client)
-		port_link_watch(p, port_now_ns());
+		port_link_watch(p, tcp_stack_now_ns(p->stack));
 	if (p->pass_fn != NULL)
 		p->pass_fn(p->pass_arg);
+	tcp_stack_clock_release(p->stack);
 	if (next_ns != NULL)
 		*next_ns = nx;
 	return n;
@@ -767,14 +771,19 @@ static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 
 int rn_dpdk_port_pass_locked(struct rn_dpdk_port *p, unsigned hold_us, enum rn_dpdk_driver who)
 {
-	uint64_t now = port_now_ns(), until = now + (uint64_t)hold_us * 1000u;
 	_Atomic uint64_t *h = &p->hold_until[who];
+	uint64_t until;
+	int n;
 
+	tcp_stack_clock_hold(p->stack);   /* the pass's clock read serves the hold too */
+	until = tcp_stack_now_ns(p->stack) + (uint64_t)hold_us * 1000u;
 	/* a store at most every 10 us: the poll thread reads this line on every loop */
 	if (until > atomic_load_explicit(h, memory_order_relaxed) + 10000u)
 		atomic_store_explicit(h, until, memory_order_relaxed);
 	p->st.ext_passes++;
-	return port_pass(p, NULL);
+	n = port_pass(p, NULL);
+	tcp_stack_clock_release(p->stack);
+	return n;
 }
 
 void rn_dpdk_port_release(struct rn_dpdk_port *p, enum rn_dpdk_driver who)

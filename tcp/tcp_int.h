@@ -213,6 +213,8 @@ struct tcp_stack {
 	struct tcp_link conns, listeners, deferred, reap, zc_free;
 	uint32_t nconns;
 	unsigned cb_depth;         /* inside input/poll: callbacks allowed, frees deferred */
+	unsigned clk_depth;        /* inside tcp_stack_clock_hold: tcp_stack_now_ns is clk_ns */
+	uint64_t clk_ns;
 	uint64_t next_due_us;      /* no timer is due before this (UINT64_MAX: none armed) */
 	uint16_t next_port;
 	uint64_t challenge_sec;    /* RFC 5961 throttling window */

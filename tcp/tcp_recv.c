@@ -29,5 +29,7 @@ void tcp_conn_recved(struct tcp_conn *c, uint32_t len)
 	if (!c || (c->flags & TCPF_DEAD))
 		return;
 	c->rcv_held = len > c->rcv_held ? 0 : c->rcv_held - len;
+	tcp_stack_clock_hold(c->s);
 	tcp_recv_window_update(c);
+	tcp_stack_clock_release(c->s);
 }

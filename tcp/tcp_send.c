@@ -435,6 +435,8 @@ ssize_t tcp_send(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt)
 	rc = tcp_sq_append_copy(c, iov, iovcnt, n);
 	if (rc)
 		return rc;
+	tcp_stack_clock_hold(c->s);
 	tcp_output(c);
+	tcp_stack_clock_release(c->s);
 	return (ssize_t)n;
 }

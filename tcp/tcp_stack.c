@@ -32,7 +32,24 @@ void tcp_stack_cfg_default(struct tcp_stack_cfg *cfg)
 
 uint64_t tcp_stack_now_ns(const struct tcp_stack *s)
 {
-	return s->cfg.clock_ns(s->cfg.clock_arg);
+	return s->clk_depth ? s->clk_ns : s->cfg.clock_ns(s->cfg.clock_arg);
+}
+
+void tcp_stack_clock_hold(struct tcp_stack *s)
+{
+	if (s->clk_depth++ == 0)
+		s->clk_ns = s->cfg.clock_ns(s->cfg.clock_arg);
+}
+
+void tcp_stack_clock_release(struct tcp_stack *s)
+{
+	s->clk_depth--;
+}
+
+/* The interface's clock: the stack's, so a hold covers ARP's reads too. */
+static uint64_t nif_clock_ns(void *arg)
+{
+	return tcp_stack_now_ns(arg);
 }
 
 uint64_t tcp_now_us(const struct tcp_stack *s)
@@ -99,8 +116,8 @@ int tcp_stack_create(const struct tcp_stack_cfg *cfg, struct tcp_stack **out)
 	if (rc)
 		goto fail;
 	/* The interface shares the stack's clock so tests drive both with one virtual clock. */
-	s->cfg.nif.clock_ns = s->cfg.clock_ns;
-	s->cfg.nif.clock_arg = s->cfg.clock_arg;
+	s->cfg.nif.clock_ns = nif_clock_ns;
+	s->cfg.nif.clock_arg = s;
 	rc = net_if_create(&s->cfg.nif, &s->nif);
 	if (rc)
 		goto fail;
@@ -192,11 +209,13 @@ void tcp_stack_destroy(struct tcp_stack *s)
 
 void tcp_stack_input(struct tcp_stack *s, struct rte_mbuf **pkts, uint16_t n)
 {
+	tcp_stack_clock_hold(s);
 	s->cb_depth++;
 	net_if_input(s->nif, pkts, n);
 	s->cb_depth--;
 	if (!s->cb_depth)
 		tcp_reap(s);
+	tcp_stack_clock_release(s);
 }
 
 /* The wheel only when a timer may be due: a busy poller pays O(1) per call. */
@@ -218,8 +237,10 @@ static void run_timers(struct tcp_stack *s, uint64_t now)
 
 uint64_t tcp_stack_poll(struct tcp_stack *s)
 {
-	uint64_t now = tcp_now_us(s), t = UINT64_MAX, a;
+	uint64_t now, t = UINT64_MAX, a;
 
+	tcp_stack_clock_hold(s);
+	now = tcp_now_us(s);
 	s->cb_depth++;
 	run_timers(s, now);
 	tcp_run_deferred(s);
@@ -233,6 +254,7 @@ uint64_t tcp_stack_poll(struct tcp_stack *s)
 		t = s->next_due_us > now ? (s->next_due_us - now) * 1000 : 0;
 	if (!tcp_link_empty(&s->deferred))
 		t = 0;
+	tcp_stack_clock_release(s);
 	return a < t ? a : t;
 }
 

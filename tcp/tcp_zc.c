@@ -132,7 +132,9 @@ int tcp_send_zc(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, vo
 	c->zc_outstanding++;
 	zc_queue(c, z, iov, iovcnt, ms);
 	z->end_seq = c->snd_end;
+	tcp_stack_clock_hold(c->s);
 	tcp_output(c);
+	tcp_stack_clock_release(c->s);
 	return 0;
 }
 

@@ -40,7 +40,10 @@ unsigned pair_pool_free(void)
 
 static uint64_t clock_fn(void *arg)
 {
-	return ((struct tcp_pair *)arg)->now_ns;
+	struct tcp_pair *p = arg;
+
+	p->clock_reads++;
+	return p->now_ns;
 }
 
 static void parse(const struct rte_mbuf *m, struct pair_seg *s)

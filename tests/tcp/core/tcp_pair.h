@@ -57,6 +57,7 @@ struct tcp_pair {
 	unsigned nlog;
 	struct pair_txctx txctx[2];
 	unsigned runaway;         /* pair_run calls that did not settle (must stay 0) */
+	unsigned clock_reads;     /* of now_ns, by either stack */
 };
 
 /* Per-connection test endpoint: the callbacks record everything. */

@@ -51,6 +51,51 @@ static void test_bulk(void **state)
 	pair_ep_fini(&b);
 }
 
+/* One clock read per engine call (tcp_stack_clock_hold): a send that makes many segments reads
+ * it once, and a held clock stands still until the outermost release. Before the hold every
+ * segment read it several times (a busy port: ~16 reads per ping-pong round trip). */
+#define CLOCK_SEND (64u << 10)
+
+static bool got_clock_send(void *arg)
+{
+	return ((const struct pair_ep *)arg)->rx_len >= CLOCK_SEND;
+}
+
+static void test_clock_hold(void **state)
+{
+	static uint8_t buf[CLOCK_SEND];
+	struct iovec v = { buf, sizeof(buf) };
+	struct tcp_stack *s = P.st[PAIR_A];
+	struct pair_ep a, b;
+	unsigned reads, segs;
+	uint64_t t;
+
+	(void)state;
+	pair_established(&a, &b);
+	pair_advance(&P, 10 * MS, 1 * MS);
+	reads = P.clock_reads;
+	segs = P.nlog;
+	assert_int_equal(tcp_send(a.c, &v, 1), (ssize_t)sizeof(buf));
+	tcp_stack_flush(s);
+	assert_true(P.nlog - segs >= 3);   /* the initial window (RFC 3390: 3 segments) */
+	assert_int_equal(P.clock_reads - reads, 1);
+
+	tcp_stack_clock_hold(s);
+	t = tcp_stack_now_ns(s);
+	P.now_ns += 3 * MS;
+	tcp_stack_clock_hold(s);
+	assert_int_equal(tcp_stack_now_ns(s), t);
+	tcp_stack_clock_release(s);
+	assert_int_equal(tcp_stack_now_ns(s), t);   /* the outer hold still stands */
+	tcp_stack_clock_release(s);
+	assert_int_equal(tcp_stack_now_ns(s), P.now_ns);
+
+	/* the transfer completes as ever */
+	assert_true(pair_run_until(&P, got_clock_send, &b, SEC));
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
 /* Drop A's data segments whose ordinal (1-based, counting only data) is in the list. */
 struct drop_list {
 	unsigned n, data_seen;
@@ -799,6 +844,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_bulk, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_clock_hold, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rto_backoff_karn_ts, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rto_backoff_karn_no_ts, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fast_retransmit, pair_fixture_setup, pair_fixture_teardown),
