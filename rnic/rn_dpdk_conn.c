@@ -28,10 +28,13 @@
 
 #include "rn_dpdk.h"
 
-/* How long the port's poll thread stays away after a consumer's own pass (G1): longer than a
- * consumer's gap between two CQ polls (softrnic-perf reaps every 4096 memory spins), short
- * enough that a consumer that stopped polling costs little latency. */
-#define DP_HOLD_US 200u
+/* How long the port's poll thread stays away after a consumer's own pass (G1b): longer than a
+ * consumer's gap between two CQ polls (softrnic-perf reaps every 4096 memory spins). The
+ * thread wakes once per hold to look, and that wake-up takes the consumer's core: 200 us
+ * made 5000 a second and doubled the p99 of RDMA Write latency (docs/dpdk-rdma.md). The
+ * device's own hold is 2 ms for the same reason (docs/rnic-decisions.md D9); the price is
+ * the same too: a consumer that stops polling without blocking waits up to 2 ms, once. */
+#define DP_HOLD_US 2000u
 
 /* This thread polls a CQ now (rn_dpdk_consumer_mark): its empty recvs drive the port. */
 static _Thread_local bool tl_consumer;
