@@ -746,7 +746,6 @@ static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 	uint64_t nx;
 
 	tcp_stack_clock_hold(p->stack);
-
 	p->st.polls++;
 	if (n > 0) {
 		p->st.rx_bursts++;
