@@ -108,8 +108,8 @@ uint64_t tcp_stack_now_ns(const struct tcp_stack *s);
 /* Between hold and release (nested: the outermost pair counts) the stack's clock, and its
  * interface's, read once: every segment of a burst, and its ACKs, see one time. Reading the
  * clock per use cost a busy port ~10 reads per packet. tcp_stack_input, tcp_stack_poll,
- * tcp_send, tcp_send_zc and tcp_conn_recved hold it themselves; a driver may hold it around a whole pass
- * and use tcp_stack_now_ns for its own timing. */
+ * tcp_send, tcp_send_zc and tcp_conn_recved hold it themselves; a driver may hold it around
+ * a whole pass and use tcp_stack_now_ns for its own timing. */
 void tcp_stack_clock_hold(struct tcp_stack *s);
 void tcp_stack_clock_release(struct tcp_stack *s);
 

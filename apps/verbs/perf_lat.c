@@ -63,8 +63,9 @@ static int write_pingpong(struct perf_sess *s, double *ns)
 			ns[i - 1] = (double)(now - prev);
 		prev = now;
 		/* frees SQ slots: only while a signaled Write is not yet seen complete (perftest's
-		 * rule). With -P the spin's polls have usually taken it already, and a poll that finds
-		 * nothing costs the client a receive attempt between the peer's Write and its own. */
+		 * rule). With -P the spin's polls have usually taken it already, and a poll that
+		 * finds nothing costs the client a receive attempt between the peer's Write and
+		 * its own. */
 		if (s->data_done < last_signaled(s, i) && perf_reap(s) < 0)
 			return -1;
 		if (maybe_between(s, i, &prev))
