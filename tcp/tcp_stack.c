@@ -218,7 +218,8 @@ void tcp_stack_input(struct tcp_stack *s, struct rte_mbuf **pkts, uint16_t n)
 	tcp_stack_clock_release(s);
 }
 
-/* The wheel only when a timer may be due: a busy poller pays O(1) per call. */
+/* The wheel only when a timer may be due: a busy poller pays O(1) per call. now is the held
+ * clock of tcp_stack_poll, the same after the callbacks. */
 static void run_timers(struct tcp_stack *s, uint64_t now)
 {
 	uint64_t next;
@@ -227,7 +228,6 @@ static void run_timers(struct tcp_stack *s, uint64_t now)
 		return;
 	tcp_wheel_run(&s->wheel, now);
 	next = tcp_wheel_next_us(&s->wheel, now);
-	now = tcp_now_us(s);
 	/* timers armed by the callbacks above lowered next_due_us already */
 	if (next == UINT64_MAX)
 		s->next_due_us = s->wheel.armed ? now : UINT64_MAX;
@@ -249,7 +249,6 @@ uint64_t tcp_stack_poll(struct tcp_stack *s)
 	if (!s->cb_depth)
 		tcp_reap(s);
 	net_if_flush(s->nif);
-	now = tcp_now_us(s);
 	if (s->next_due_us != UINT64_MAX)
 		t = s->next_due_us > now ? (s->next_due_us - now) * 1000 : 0;
 	if (!tcp_link_empty(&s->deferred))
