@@ -628,6 +628,94 @@ static size_t rx_copy(struct dp_conn *h, uint8_t *buf, size_t len)
 	return got;
 }
 
+/* Lock held: the run of the queue's head entry that starts at its offset, as runs of its
+ * segments, at most want octets; the octets put into v. */
+static uint32_t rx_lend_ent(const struct rx_ent *e, struct rn_rx_view *v, uint32_t want)
+{
+	struct rte_mbuf *s = e->m;
+	uint32_t off = e->off, got = 0;
+
+	while (s != NULL && off >= s->data_len) {
+		off -= s->data_len;
+		s = s->next;
+	}
+	for (; s != NULL && got < want && v->n < RN_RX_VIEW_RUNS; s = s->next, off = 0) {
+		uint32_t k = s->data_len - off < want - got ? s->data_len - off : want - got;
+
+		if (k == 0)
+			continue;
+		v->run[v->n++] = (struct iovec){ rte_pktmbuf_mtod_offset(s, uint8_t *, off), k };
+		got += k;
+	}
+	return got;
+}
+
+/* Lock held: lend up to len queued octets in v; the octets taken. A whole entry moves into
+ * the view; a partly lent one stays queued with one more reference (rx_ent offsets are into
+ * the packet, so its mbuf is never trimmed). */
+static size_t rx_lend(struct dp_conn *h, struct rn_rx_view *v, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len && h->rx_n > 0 && v->n < RN_RX_VIEW_RUNS) {
+		struct rx_ent *e = &h->rxq[h->rx_head];
+		uint32_t want = e->len < len - got ? e->len : (uint32_t)(len - got);
+		uint32_t n = rx_lend_ent(e, v, want);
+
+		if (n == 0)
+			break;
+		got += n;
+		if (n < e->len) {
+			rte_pktmbuf_refcnt_update(e->m, 1);
+			v->owner[v->owners++] = e->m;
+			e->off += n;
+			e->len -= n;
+			break;   /* the view is full, or len is reached */
+		}
+		v->owner[v->owners++] = e->m;
+		h->rx_head = (h->rx_head + 1) % h->rx_cap;
+		h->rx_n--;
+	}
+	return got;
+}
+
+/* Not under the lock: the rx pool is multi-producer, and an lcore's mempool cache belongs
+ * to one thread (the consumer that called rte_eal_init, or none). */
+static void dp_view_release(struct rn_rx_view *v)
+{
+	for (unsigned i = 0; i < v->owners; i++)
+		rte_pktmbuf_free((struct rte_mbuf *)v->owner[i]);
+	v->n = v->owners = 0;
+}
+
+/* Lock held: nothing is queued and a consumer asks: run the port here rather than wait for
+ * the poll thread (G1), and keep the eventfd out of it (this receive takes what comes). */
+static void rx_consumer_pass(struct dp_conn *h)
+{
+	if (h->rx_n > 0 || !tl_consumer || h->tc == NULL || h->eof)
+		return;
+	h->defer = true;
+	rn_dpdk_port_pass_locked(h->tp->port, DP_HOLD_US, RN_DPDK_CONSUMER);
+	h->defer = false;
+}
+
+/* Lock held: a receive took got octets (copied or lent); its return value. */
+static ssize_t rx_result(struct dp_conn *h, size_t got)
+{
+	if (got > 0) {
+		if (h->tc != NULL) {
+			tcp_conn_recved(h->tc, (uint32_t)got); /* may send a window update */
+			tcp_stack_flush(tp_stack(h->tp));
+		}
+		return (ssize_t)got;
+	}
+	if (h->eof)
+		return 0;
+	if (h->tc == NULL)
+		return h->err != 0 ? h->err : 0;
+	return -EAGAIN;
+}
+
 static ssize_t dp_recv(struct rn_conn *c, void *buf, size_t len)
 {
 	struct dp_conn *h = to_dp(c);
@@ -641,28 +729,30 @@ static ssize_t dp_recv(struct rn_conn *c, void *buf, size_t len)
 	/* consumers try both directions per readiness (ready_as_readable): a recv also consumes
 	 * the send-space signal, so one that has nothing left to send does not spin on it */
 	h->write_ready = h->write_soft = false;
-	size_t got = rx_copy(h, buf, len);
-	if (got == 0 && tl_consumer && h->tc != NULL && !h->eof) {
-		/* G1: a consumer polling its CQ found nothing: run the port here rather than wait
-		 * for the poll thread, and keep the eventfd out of it (this recv takes what comes) */
-		h->defer = true;
-		rn_dpdk_port_pass_locked(h->tp->port, DP_HOLD_US, RN_DPDK_CONSUMER);
-		h->defer = false;
-		got = rx_copy(h, buf, len);
-	}
-	if (got > 0) {
-		n = (ssize_t)got;
-		if (h->tc != NULL) {
-			tcp_conn_recved(h->tc, (uint32_t)got); /* may send a window update */
-			tcp_stack_flush(tp_stack(h->tp));
-		}
-	} else if (h->eof) {
-		n = 0;
-	} else if (h->tc == NULL) {
-		n = h->err != 0 ? h->err : 0;
-	} else {
-		n = -EAGAIN;
-	}
+	rx_consumer_pass(h);
+	n = rx_result(h, rx_copy(h, buf, len));
+	hd_update(h);
+	tp_unlock(h->tp);
+	return n;
+}
+
+static ssize_t dp_recv_lend(struct rn_conn *c, struct rn_rx_view *v, size_t len)
+{
+	struct dp_conn *h = to_dp(c);
+	ssize_t n;
+
+	if (v == NULL)
+		return -EINVAL;
+	v->n = v->owners = 0;
+	v->release = dp_view_release;
+	if (h->kind != HD_STREAM || len == 0)
+		return -EINVAL;
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	tp_lock(h->tp);
+	h->write_ready = h->write_soft = false;   /* as dp_recv */
+	rx_consumer_pass(h);
+	n = rx_result(h, rx_lend(h, v, len));
 	hd_update(h);
 	tp_unlock(h->tp);
 	return n;
@@ -809,6 +899,7 @@ static const struct rn_transport_ops dp_ops = {
 	.connect_status = dp_connect_status,
 	.sendv = dp_sendv,
 	.recv = dp_recv,
+	.recv_lend = dp_recv_lend,
 	.shutdown_write = dp_shutdown_write,
 	.close = dp_close,
 	.abort = dp_abort,

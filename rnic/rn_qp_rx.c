@@ -882,6 +882,53 @@ static uint8_t *rx_direct(struct rn_qp *qp, size_t *len)
 	return ref.addr;
 }
 
+/* A transport read returned n: -1 when it brought octets (go on), else what the receive
+ * run returns (the stream ended or failed: 1; nothing there: did). */
+static int rx_read_stop(struct rn_qp *qp, ssize_t n, int did)
+{
+	if (n > 0)
+		return -1;
+	if (n == -EAGAIN)
+		return did;
+	if (n == 0)
+		qp->rx.eof = true;
+	else
+		rn_qp_llp_failed(qp, (long)n);
+	return 1;
+}
+
+/* A transport that lends its own buffers (rn_conn_recv_lend, softrnic's engine): the decoder
+ * reads the octets where they lie, so a payload is copied once, into its target, with CRC
+ * on too (a segment that carries whole FPDUs is checked and placed straight from its
+ * mbuf; only an FPDU split over two buffers is staged). Every lent octet is fed before the
+ * view goes back; the decoder keeps no pointer into it after rx_feed. */
+static int rx_run_lent(struct rn_qp *qp)
+{
+	struct rn_qp_rx *rx = &qp->rx;
+	size_t total = 0;
+	int did = 0;
+
+	while (!rx->eof && qp->conn && total < RN_QP_RX_BUF) {
+		struct rn_rx_view v;
+		size_t want = RN_QP_RX_BUF - total;
+		ssize_t n = rn_conn_recv_lend(qp->conn, &v, want);
+		int stop = rx_read_stop(qp, n, did);
+
+		if (stop >= 0)
+			return stop;
+		unsigned runs = v.n;
+
+		did = 1;
+		total += (size_t)n;
+		for (unsigned i = 0; i < runs; i++)
+			rx_feed(qp, v.run[i].iov_base, v.run[i].iov_len);
+		rn_rx_view_release(&v);
+		if ((size_t)n < want && runs < RN_RX_VIEW_RUNS)
+			break;   /* the queue is empty: do not ask again at once */
+	}
+	return did;
+}
+
 /* One unit of receive work: at most RN_QP_RX_BUF octets, in one read or a few (buffered head,
  * then direct payload). 1 when something was read (or the stream ended / failed).
  * After a large FPDU the buffered read stops at the next FPDU's head (pad + CRC + length +
@@ -903,6 +950,8 @@ int rn_qp_rx_run(struct rn_qp *qp)
 		free(pre);
 		return 1;
 	}
+	if (rn_conn_can_lend(qp->conn))
+		return rx_run_lent(qp);
 	while (!rx->eof && qp->conn && total < RN_QP_RX_BUF) {
 		size_t want = RN_QP_RX_BUF;
 		uint8_t *dst = rx_direct(qp, &want);
@@ -924,16 +973,9 @@ int rn_qp_rx_run(struct rn_qp *qp)
 		if (want > RN_QP_RX_BUF - total)
 			want = RN_QP_RX_BUF - total;   /* at most RN_QP_RX_BUF octets a call */
 		n = rn_conn_recv(qp->conn, dst, want);
-		if (n == -EAGAIN)
-			return did;
-		if (n == 0) {
-			rx->eof = true;
-			return 1;
-		}
-		if (n < 0) {
-			rn_qp_llp_failed(qp, (long)n);
-			return 1;
-		}
+		int stop = rx_read_stop(qp, n, did);
+		if (stop >= 0)
+			return stop;
 		did = 1;
 		total += (size_t)n;
 		rx_feed(qp, dst, (size_t)n);

@@ -21,7 +21,9 @@
  *     caller's: it retries with the rest. Partial acceptance may split an FPDU anywhere; framing
  *     is the caller's business.
  *   - recv: copies received stream octets into the caller's buffer. The transport keeps no
- *     reference to it after the call.
+ *     reference to it after the call. recv_lend (optional) hands out its own buffers
+ *     instead, so that a user-space engine's receive costs no copy before placement; the
+ *     lent octets are the caller's to read until it releases the view.
  *   - close / abort release the handle: the pointer is invalid after the call, whatever the
  *     outcome. Handles are never shared between transports.
  */
@@ -38,6 +40,17 @@
 
 struct rn_transport;
 struct rn_conn;
+
+/* Received octets lent by recv_lend: runs in the transport's own buffers, in stream order.
+ * owner[] is the transport's business (what release gives back). */
+#define RN_RX_VIEW_RUNS 32u
+struct rn_rx_view {
+	struct iovec run[RN_RX_VIEW_RUNS];
+	unsigned n;                       /* runs */
+	void *owner[RN_RX_VIEW_RUNS];
+	unsigned owners;
+	void (*release)(struct rn_rx_view *v);
+};
 
 struct rn_transport_ops {
 	const char *name; /* "sock", "dpdk", ... for logs */
@@ -106,6 +119,15 @@ struct rn_transport_ops {
 	 * sendv then accepts whole records only, and every TCP segment starts with a record
 	 * (the MPA alignment rule, RFC 5044 §5). 0 or a negative errno. */
 	int (*set_records)(struct rn_conn *c, size_t (*rec_len)(const uint8_t hdr[2]));
+
+	/* Streams, optional (NULL: use recv). recv without the copy: takes up to len received
+	 * octets off the stream, as recv does (the receive window opens for them), and lends
+	 * them in place, read-only, as v->run[0..v->n). Returns the octets taken (>= 1; fewer
+	 * than len when RN_RX_VIEW_RUNS runs were reached), 0 at end of stream, -EAGAIN, or an
+	 * error, as recv. After a return > 0 the caller must call rn_rx_view_release(v) once;
+	 * the octets stay valid until then, even if the handle is closed or aborted first (the
+	 * view owns them, not the handle), but not after the transport is freed. */
+	ssize_t (*recv_lend)(struct rn_conn *c, struct rn_rx_view *v, size_t len);
 
 	/* true: fd() never turns writable; readability stands for every change (data, send
 	 * space, connect finished, end of stream, failure). Consumers try both directions when
@@ -199,6 +221,22 @@ static inline int rn_conn_set_records(struct rn_conn *c, size_t (*rec_len)(const
 static inline bool rn_conn_ready_as_readable(const struct rn_conn *c)
 {
 	return c->ops->ready_as_readable;
+}
+
+static inline bool rn_conn_can_lend(const struct rn_conn *c)
+{
+	return c->ops->recv_lend != NULL;
+}
+
+/* Only where rn_conn_can_lend. */
+static inline ssize_t rn_conn_recv_lend(struct rn_conn *c, struct rn_rx_view *v, size_t len)
+{
+	return c->ops->recv_lend(c, v, len);
+}
+
+static inline void rn_rx_view_release(struct rn_rx_view *v)
+{
+	v->release(v);
 }
 
 /* The stream's MSS, or 0 when the transport cannot tell. */

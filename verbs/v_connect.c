@@ -128,6 +128,16 @@ static ssize_t sv_llp_recv(struct rn_conn *c, void *buf, size_t len)
 	return r;
 }
 
+static ssize_t sv_llp_recv_lend(struct rn_conn *c, struct rn_rx_view *v, size_t len)
+{
+	struct sv_llp *w = sv_llp_of(c);
+	ssize_t r = rn_conn_recv_lend(w->inner, v, len);
+
+	if (r == 0 || (r < 0 && r != -EAGAIN))
+		sv_llp_end(w);
+	return r;
+}
+
 static int sv_llp_shutdown_write(struct rn_conn *c)
 {
 	struct sv_llp *w = sv_llp_of(c);
@@ -182,8 +192,9 @@ static int sv_llp_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t
 	return rn_conn_set_records(sv_llp_of(c)->inner, rec_len);
 }
 
-/* Two tables that differ only in ready_as_readable, a property of the wrapped transport. */
-#define SV_LLP_OPS(ready)                                  \
+/* Four tables that differ only in ready_as_readable and recv_lend, properties of the wrapped
+ * transport. */
+#define SV_LLP_OPS(ready, lend)                            \
 	{                                                  \
 		.name = "softrnic-verbs-llp",              \
 		.listen = sv_llp_no_listen,                \
@@ -192,6 +203,7 @@ static int sv_llp_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t
 		.connect_status = sv_llp_connect_status,   \
 		.sendv = sv_llp_sendv,                     \
 		.recv = sv_llp_recv,                       \
+		.recv_lend = (lend) ? sv_llp_recv_lend : NULL, \
 		.shutdown_write = sv_llp_shutdown_write,   \
 		.close = sv_llp_close,                     \
 		.abort = sv_llp_abort,                     \
@@ -202,8 +214,10 @@ static int sv_llp_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t
 		.set_records = sv_llp_set_records,         \
 		.ready_as_readable = (ready),              \
 	}
-static const struct rn_transport_ops sv_llp_ops = SV_LLP_OPS(false);
-static const struct rn_transport_ops sv_llp_ops_ready = SV_LLP_OPS(true);
+static const struct rn_transport_ops sv_llp_ops[2][2] = {   /* [ready][lend] */
+	{ SV_LLP_OPS(false, false), SV_LLP_OPS(false, true) },
+	{ SV_LLP_OPS(true, false), SV_LLP_OPS(true, true) },
+};
 
 /* ---- connect ----------------------------------------------------------------------------- */
 int softrnic_qp_connect(struct ibv_qp *qp, struct rn_cm_handoff *h)
@@ -220,8 +234,8 @@ int softrnic_qp_connect(struct ibv_qp *qp, struct rn_cm_handoff *h)
 	w = malloc(sizeof(*w));
 	if (!w)
 		return ENOMEM;
-	*w = (struct sv_llp){ .base = { .ops = rn_conn_ready_as_readable(h->conn) ?
-					     &sv_llp_ops_ready : &sv_llp_ops },
+	*w = (struct sv_llp){ .base = { .ops = &sv_llp_ops[rn_conn_ready_as_readable(h->conn)]
+						       [rn_conn_can_lend(h->conn)] },
 			      .inner = h->conn, .q = q };
 	sv_connect_ird_ord(q, &h->params);
 	h->conn = &w->base;

@@ -233,6 +233,103 @@ static void test_eof(void **state)
 	rn_conn_close(a);
 }
 
+/* Check the runs of a lent view against the pattern from stream offset *at. */
+static size_t check_view(const struct rn_rx_view *v, size_t *at, unsigned seed)
+{
+	size_t total = 0;
+
+	assert_true(v->n >= 1 && v->n <= RN_RX_VIEW_RUNS);
+	assert_true(v->owners >= 1 && v->owners <= v->n);
+	for (unsigned i = 0; i < v->n; i++) {
+		const uint8_t *p = v->run[i].iov_base;
+
+		assert_true(v->run[i].iov_len > 0);
+		for (size_t k = 0; k < v->run[i].iov_len; k++)
+			assert_int_equal(p[k], pattern(*at + k, seed));
+		*at += v->run[i].iov_len;
+		total += v->run[i].iov_len;
+	}
+	return total;
+}
+
+/* recv_lend: the stream's octets in place, in order, within the budget; mixed with recv;
+ * a view outlives its handle's close; then end of stream and bad arguments. */
+static void test_lend(void **state)
+{
+	static uint8_t out[300000];
+	struct rn_conn *a, *b;
+	struct rn_rx_view v, kept;
+	uint8_t in[777];
+	size_t sent = 0, got = 0, lends = 0, budget_hits = 0;
+	uint64_t end = now_ms() + 4 * WAIT_MS;
+	(void)state;
+
+	pair(&a, &b);
+	assert_true(rn_conn_can_lend(a) && rn_conn_can_lend(b));
+	assert_int_equal(rn_conn_recv_lend(b, &v, 100), -EAGAIN);
+	assert_int_equal(rn_conn_recv_lend(b, &v, 0), -EINVAL);
+	for (size_t i = 0; i < sizeof(out); i++)
+		out[i] = pattern(i, 7);
+	while (got < sizeof(out)) {
+		assert_true(now_ms() < end);
+		if (sent < sizeof(out)) {
+			struct iovec iov = { out + sent, sizeof(out) - sent };
+			ssize_t w = rn_conn_sendv(a, &iov, 1);
+			if (w > 0)
+				sent += (size_t)w;
+		}
+		/* every third receive copies; the lends alternate a small and a large budget */
+		size_t budget = (lends & 1) ? 65536 : 1000;
+		ssize_t n;
+		if (lends % 3 == 2) {
+			n = rn_conn_recv(b, in, sizeof(in));
+			if (n > 0) {
+				for (ssize_t k = 0; k < n; k++)
+					assert_int_equal(in[k], pattern(got + (size_t)k, 7));
+				got += (size_t)n;
+			}
+		} else {
+			n = rn_conn_recv_lend(b, &v, budget);
+			if (n > 0) {
+				assert_true((size_t)n <= budget);
+				assert_int_equal(check_view(&v, &got, 7), (size_t)n);
+				budget_hits += (size_t)n == budget;
+				rn_rx_view_release(&v);
+			}
+		}
+		if (n > 0)
+			lends++;
+		else
+			assert_int_equal(n, -EAGAIN), wait_ready(b, 50);
+	}
+	assert_true(budget_hits > 0);   /* partly lent entries were taken */
+	/* a view taken, then its handle closed (a reset: octets were unread): still readable */
+	struct iovec iov = { out, 5000 };
+	assert_int_equal(rn_conn_sendv(a, &iov, 1), 5000);
+	size_t at = 0;
+	ssize_t n;
+	while ((n = rn_conn_recv_lend(b, &kept, 1200)) == -EAGAIN) {
+		assert_true(now_ms() < end);
+		wait_ready(b, 50);
+	}
+	assert_true(n > 0 && n <= 1200);
+	rn_conn_close(b);
+	assert_int_equal(check_view(&kept, &at, 7), (size_t)n);
+	rn_rx_view_release(&kept);
+	rn_conn_close(a);
+
+	/* end of stream: 0, as recv */
+	pair(&a, &b);
+	assert_int_equal(rn_conn_shutdown_write(a), 0);
+	while ((n = rn_conn_recv_lend(b, &v, 100)) == -EAGAIN) {
+		assert_true(now_ms() < end);
+		wait_ready(b, 50);
+	}
+	assert_int_equal(n, 0);
+	rn_conn_close(b);
+	rn_conn_close(a);
+}
+
 static void test_abort_reset(void **state)
 {
 	struct rn_conn *a, *b;
@@ -427,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_data_both_ways),
 		cmocka_unit_test(test_send_space),
 		cmocka_unit_test(test_eof),
+		cmocka_unit_test(test_lend),
 		cmocka_unit_test(test_abort_reset),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_records),

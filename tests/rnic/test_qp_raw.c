@@ -1,6 +1,7 @@
 /* A QP against a raw peer that writes FPDUs by hand (T37 wire integrity, garbage input): the
  * exact Terminate on the wire, the async event, the QP's state, never a crash. */
 #include "test_qp_util.h"
+#include "test_lend_conn.h"
 
 struct rawfx {
 	struct qdev d;
@@ -8,14 +9,19 @@ struct rawfx {
 	struct rn_cm_handoff raw;   /* the raw peer's end */
 	struct mpa_tx tx;
 	struct qbuf rbuf;
+	struct lend_conn *lend;     /* the QP's stream lends its buffers (rx_run_lent) */
 };
 
-static int setup_crc(void **state, bool crc)
+static int setup_full(void **state, bool crc, bool lend)
 {
 	struct rawfx *f = calloc(1, sizeof(*f));
 	qdev_init(&f->d);
 	qside_create(&f->b, &f->d, NULL);
 	q_cm_pair(&f->raw, &f->b.h, crc, false);
+	if (lend) {
+		f->b.h.conn = lend_wrap(f->b.h.conn, 12345u);
+		f->lend = lend_of(f->b.h.conn);
+	}
 	q_rts(&f->b);
 	mpa_tx_init(&f->tx, f->raw.params.crc, f->raw.params.markers_tx);
 	f->tx.pos = f->raw.tx_pos;
@@ -27,12 +33,22 @@ static int setup_crc(void **state, bool crc)
 
 static int setup(void **state)
 {
-	return setup_crc(state, true);
+	return setup_full(state, true, false);
 }
 
 static int setup_nocrc(void **state)
 {
-	return setup_crc(state, false);
+	return setup_full(state, false, false);
+}
+
+static int setup_lend(void **state)
+{
+	return setup_full(state, true, true);
+}
+
+static int setup_lend_nocrc(void **state)
+{
+	return setup_full(state, false, true);
 }
 
 /* B segments for an Ethernet-sized MSS whatever the loopback MSS is. */
@@ -189,6 +205,14 @@ static void test_raw_send_ok(void **state)
 	assert_int_equal(f->rbuf.p[49], 49);
 }
 
+/* The same through a stream that lends its buffers in runs of 1 octet to 1 KiB. */
+static void test_lend_send_ok(void **state)
+{
+	struct rawfx *f = *state;
+	test_raw_send_ok(state);
+	assert_true(f->lend->lends > 0);
+}
+
 /* T37: CRC error -> "LLP Integrity Error: Invalid CRC", Terminate LLP/MPA 0x02, nothing
  * placed. */
 static void test_crc_error_T37(void **state)
@@ -315,6 +339,14 @@ static void test_rx_max_ulpdu(void **state)
 	free(u);
 	free(out);
 	qbuf_free(&f->d, &dst);
+}
+
+/* A 64 KiB Write through lent runs, CRC on: staged across runs, placed whole. */
+static void test_lend_max_ulpdu(void **state)
+{
+	struct rawfx *f = *state;
+	test_rx_max_ulpdu(state);
+	assert_true(f->lend->lends > 1);
 }
 
 struct seg_stats {
@@ -632,6 +664,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_garbage, setup_nocrc, teardown),
 		cmocka_unit_test_setup_teardown(test_random_ulpdus, setup_nocrc, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_max_ulpdu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lend_send_ok, setup_lend, teardown),
+		cmocka_unit_test_setup_teardown(test_lend_send_ok, setup_lend_nocrc, teardown),
+		cmocka_unit_test_setup_teardown(test_crc_error_T37, setup_lend, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_qn_T37, setup_lend, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage, setup_lend_nocrc, teardown),
+		cmocka_unit_test_setup_teardown(test_random_ulpdus, setup_lend_nocrc, teardown),
+		cmocka_unit_test_setup_teardown(test_lend_max_ulpdu, setup_lend, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_mulpdu_from_mss, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_mulpdu_emss1448, setup_emss1448, teardown),
 		cmocka_unit_test_setup_teardown(test_imm_prefix_send, setup, teardown),
