@@ -169,7 +169,6 @@ rdma_bw() {
 	printf -v "$1" '%s' "${bw:-0}"
 }
 
-w50=0 w99=0 wbw=0
 if [ "${BENCH_RDMA:-1}" = 1 ]; then
 	echo "-- 4. RDMA Write over the engine on memif (softrnic-perf)"
 	# -P: each side polls its CQ while it spins on the target byte; that poll runs the engine

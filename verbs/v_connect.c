@@ -118,24 +118,26 @@ static ssize_t sv_llp_sendv(struct rn_conn *c, const struct iovec *iov, unsigned
 	return r;
 }
 
-static ssize_t sv_llp_recv(struct rn_conn *c, void *buf, size_t len)
+/* A receive's result r: the end of stream or an error ends the stream. */
+static ssize_t sv_llp_received(struct sv_llp *w, ssize_t r)
 {
-	struct sv_llp *w = sv_llp_of(c);
-	ssize_t r = rn_conn_recv(w->inner, buf, len);
-
 	if (r == 0 || (r < 0 && r != -EAGAIN))
 		sv_llp_end(w);
 	return r;
 }
 
+static ssize_t sv_llp_recv(struct rn_conn *c, void *buf, size_t len)
+{
+	struct sv_llp *w = sv_llp_of(c);
+
+	return sv_llp_received(w, rn_conn_recv(w->inner, buf, len));
+}
+
 static ssize_t sv_llp_recv_lend(struct rn_conn *c, struct rn_rx_view *v, size_t len)
 {
 	struct sv_llp *w = sv_llp_of(c);
-	ssize_t r = rn_conn_recv_lend(w->inner, v, len);
 
-	if (r == 0 || (r < 0 && r != -EAGAIN))
-		sv_llp_end(w);
-	return r;
+	return sv_llp_received(w, rn_conn_recv_lend(w->inner, v, len));
 }
 
 static int sv_llp_shutdown_write(struct rn_conn *c)
