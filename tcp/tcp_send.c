@@ -10,9 +10,10 @@
 
 #include "tcp_int.h"
 
+/* sq_cap is a power of two (TCP_SQ_INIT, doubled by sq_grow). */
 static struct tcp_sq_ent *ent(const struct tcp_conn *c, uint32_t i)
 {
-	return &c->sq[(c->sq_head + i) % c->sq_cap];
+	return &c->sq[(c->sq_head + i) & (c->sq_cap - 1)];
 }
 
 uint32_t tcp_sq_space(const struct tcp_conn *c)
@@ -157,15 +158,37 @@ int tcp_sq_append_copy(struct tcp_conn *c, const struct iovec *iov, unsigned iov
 	return 0;
 }
 
-/* Index of the first entry that may hold seq: from the last lookup when that is not past
- * seq (transmission walks forward), else from the head (retransmission). */
+/* Index of the entry holding seq, or of the first entry when seq is below the queue, or of
+ * the last when it is past it. Transmission walks forward, so the last lookup's entry and the
+ * next one are tried first; otherwise a binary search: the entries are contiguous and in
+ * sequence order. Record mode reads each record's header (tcp_seg_len_at, tcp_sq_ack), often
+ * behind or far ahead of the transmission point: a walk from the head there (about 500
+ * entries of 2 KiB at MTU 1500) took 27 % of an RDMA Write initiator's core. */
 static uint32_t sq_start(const struct tcp_conn *c, uint32_t seq)
 {
-	uint32_t h = c->sq_hint;
+	uint32_t h = c->sq_hint, lo = 0, hi, base;
 
-	if (h < c->sq_cnt && seq_leq(ent(c, h)->seq, seq))
-		return h;
-	return 0;
+	if (c->sq_cnt == 0)
+		return 0;
+	for (uint32_t i = h; i < c->sq_cnt && i <= h + 1; i++) {
+		const struct tcp_sq_ent *e = ent(c, i);
+
+		if (seq_leq(e->seq, seq) && seq_lt(seq, e->seq + e->len))
+			return i;
+	}
+	base = ent(c, 0)->seq;
+	if (seq_lt(seq, base))
+		return 0;
+	hi = c->sq_cnt - 1;
+	while (lo < hi) { /* the last entry starting at or below seq */
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+
+		if (ent(c, mid)->seq - base <= seq - base)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
 }
 
 /* A clone chain of [seq, seq+len) of the queue. */
@@ -333,7 +356,7 @@ void tcp_sq_ack(struct tcp_conn *c, uint32_t una)
 			break;
 		c->sq_bytes -= e->len;
 		rte_pktmbuf_free(e->m); /* zero-copy: may run the completion callback */
-		c->sq_head = (c->sq_head + 1) % c->sq_cap;
+		c->sq_head = (c->sq_head + 1) & (c->sq_cap - 1);
 		c->sq_cnt--;
 		c->sq_hint = c->sq_hint ? c->sq_hint - 1 : 0;
 	}
@@ -345,7 +368,7 @@ void tcp_sq_purge(struct tcp_conn *c)
 		struct tcp_sq_ent *e = ent(c, 0);
 
 		rte_pktmbuf_free(e->m);
-		c->sq_head = (c->sq_head + 1) % c->sq_cap;
+		c->sq_head = (c->sq_head + 1) & (c->sq_cap - 1);
 		c->sq_cnt--;
 	}
 	c->sq_bytes = 0;

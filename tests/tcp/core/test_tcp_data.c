@@ -641,36 +641,115 @@ static void test_acked_count_at_iss_again(void **state)
 }
 
 /* ---- sequence wraparound ---- */
-static void test_wraparound(void **state)
+/* A connected pair whose A side's ISN is want. */
+static void established_at_isn(uint32_t want, struct pair_ep *a, struct pair_ep *b,
+			       struct tcp_listener **l)
 {
 	struct tcp_stack_cfg c;
 	struct tcp_isn g;
-	struct pair_ep a, b;
-	struct tcp_listener *l;
 	struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = RTE_BE16(4791)};
-	uint32_t f0, want = 0xffffffffu - 300000;
+	uint32_t f0;
 	uint64_t t0;
-	const size_t len = 2u << 20;
 
-	(void)state;
 	pair_cfg_default(&c);
 	tcp_isn_init(&g, c.isn_key);
-	/* ISN = F + now/4us: choose the clock so that A's ISN is 300000 below 2^32 */
+	/* ISN = F + now/4us: choose the clock that gives want */
 	f0 = tcp_isn_next(&g, P.ip[0], RTE_BE16(40000), P.ip[1], RTE_BE16(4791), 0);
 	t0 = (uint64_t)(uint32_t)(want - f0) * 4000u;
 	reinit(&c, &c, t0);
-	pair_ep_init(&a);
-	pair_ep_init(&b);
+	pair_ep_init(a);
+	pair_ep_init(b);
 	dst.sin_addr.s_addr = P.ip[1];
-	assert_int_equal(tcp_listen(P.st[1], 4791, 4, &pair_lops, &b, &l), 0);
-	assert_int_equal(tcp_connect(P.st[0], &dst, 40000, &pair_ops, &a, &a.c), 0);
+	assert_int_equal(tcp_listen(P.st[1], 4791, 4, &pair_lops, b, l), 0);
+	assert_int_equal(tcp_connect(P.st[0], &dst, 40000, &pair_ops, a, &a->c), 0);
 	tcp_stack_flush(P.st[0]);
 	pair_run(&P);
 	assert_int_equal(P.log[0].seq, want);
-	assert_true(a.connected);
+	assert_true(a->connected);
+}
+
+static void test_wraparound(void **state)
+{
+	struct pair_ep a, b;
+	struct tcp_listener *l;
+	uint32_t want = 0xffffffffu - 300000;
+	const size_t len = 2u << 20;
+
+	(void)state;
+	established_at_isn(want, &a, &b, &l);
 	assert_int_equal(pair_bulk(&P, &a, &b, len, 60 * SEC), len);
 	assert_true(pair_check_pattern(&b, len));
 	assert_true(pair_last(&P, PAIR_A)->seq < want); /* wrapped: numerically small */
+	tcp_listener_close(l);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
+/* The send queue's lookup (tcp_sq_read, under record mode's header reads and the clones of
+ * every transmission): a queue of small zero-copy entries whose ring has wrapped, holding
+ * sequence numbers across 2^32, read at every octet in a shuffled order, so that most
+ * lookups miss the last one's entry and take the search. Octets already acknowledged or
+ * past the end are refused. */
+static void test_sq_lookup(void **state)
+{
+	enum { PIECES = 100, MORE = 120, SPAN = 16384 };
+	static uint8_t buf[SPAN];
+	static uint32_t order[SPAN];
+	struct pair_ep a, b;
+	struct tcp_listener *l;
+	struct drop_list d = {.block_b = true};
+	struct iovec iov[MORE];
+	uint32_t want = 0xffffffffu - 5000, base = want + 1, una, end, n = 0, off = 0, i;
+	uint8_t out[41];
+
+	(void)state;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = pair_pattern(i);
+	established_at_isn(want, &a, &b, &l);
+	P.filter = drop_data;
+	P.filter_arg = &d;
+	/* 100 entries of 1..97 octets, all acknowledged: the ring's head moves to 100 (of 128) */
+	for (i = 0; i < PIECES; i++, off += iov[i - 1].iov_len)
+		iov[i] = (struct iovec){buf + off, 1 + (i * 37) % 97};
+	d.block_b = false;
+	assert_int_equal(tcp_send_zc(a.c, iov, PIECES, NULL), 0);
+	tcp_stack_flush(P.st[0]);
+	pair_advance(&P, 1 * SEC, 1 * MS);
+	assert_int_equal(a.nzc, 1);
+	una = base + off;
+	/* 120 more, held unacknowledged: indices wrap, and so do the sequence numbers */
+	d.block_b = true;
+	for (i = 0; i < MORE; i++, off += iov[i - 1].iov_len)
+		iov[i] = (struct iovec){buf + off, 1 + (i * 53) % 131};
+	end = base + off;
+	assert_true(off <= SPAN && una > base && end < una); /* across 2^32 */
+	assert_int_equal(tcp_send_zc(a.c, iov, MORE, NULL), 0);
+	tcp_stack_flush(P.st[0]);
+	pair_advance(&P, 5 * MS, 1 * MS);
+	assert_true(a.c->sq_head + a.c->sq_cnt > a.c->sq_cap); /* the ring wrapped */
+	for (i = 0; i < end - una; i++)
+		order[n++] = i;
+	for (i = n - 1; i > 0; i--) { /* shuffle */
+		uint32_t j = (uint32_t)rand() % (i + 1), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t seq = una + order[i], k = end - seq < 40 ? end - seq : 40;
+
+		memset(out, 0, sizeof(out));
+		assert_true(tcp_sq_read(a.c, seq, out, k));
+		assert_memory_equal(out, buf + (seq - base), k);
+		if (seq + k == end)
+			assert_false(tcp_sq_read(a.c, seq, out, k + 1)); /* past the end */
+	}
+	assert_false(tcp_sq_read(a.c, una - 1, out, 2)); /* acknowledged and freed */
+	assert_false(tcp_sq_read(a.c, una - 40, out, 1));
+	d.block_b = false;
+	pair_advance(&P, 3 * SEC, 1 * MS);
+	assert_int_equal(a.nzc, 2);
+	assert_true(pair_check_pattern(&b, off));
 	tcp_listener_close(l);
 	pair_ep_fini(&a);
 	pair_ep_fini(&b);
@@ -862,6 +941,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_acked_count_at_iss_again, pair_fixture_setup,
 						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_wraparound, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_sq_lookup, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_many_connections, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_random_impairments, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_zc_random, pair_fixture_setup, pair_fixture_teardown),
