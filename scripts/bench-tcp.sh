@@ -16,7 +16,10 @@
 #      BENCH_RDMA=0 skips it and 5;
 #   5. the judged bandwidth: BENCH_ROUNDS rounds, each iperf3 then the RDMA Write 64 KiB
 #      run (CRC, MTU 9000); the goal is judged on the median of the rounds' ratios (the -P
-#      latency of 4 is judged on the median of BENCH_ROUNDS runs too);
+#      latency of 4 is judged on the median of BENCH_ROUNDS runs too). Each round starts
+#      with bench/tcp/xcopy, the cross-core copy baseline (2 s: one thread copies 9000-octet
+#      frames into a shared ring, the other copies them out, on the same two cores): no
+#      transfer through memif can beat it, and it tells the machine's state in that round;
 # then the ratios. Every engine transfer is verified octet by octet (the pattern of
 # apps/tcp/stcp_pattern.c), so the engine pays for generating and checking its data while
 # iperf3 sends and discards a buffer: the ratio is conservative.
@@ -46,11 +49,12 @@ if [ ! -f "$B/build.ninja" ]; then
 	meson setup "$B" -Dbuildtype=release >/dev/null || die "meson setup $B"
 fi
 ninja -C "$B" -j2 apps/tcp/softrnic-tcp tests/tcp/linux/ktcp_peer bench/tcp/memif_rtt \
-	apps/verbs/softrnic-perf >/dev/null ||
-	die "could not build softrnic-tcp, ktcp_peer, memif_rtt, softrnic-perf in $B"
+	bench/tcp/xcopy apps/verbs/softrnic-perf >/dev/null ||
+	die "could not build softrnic-tcp, ktcp_peer, memif_rtt, xcopy, softrnic-perf in $B"
 E=$B/apps/tcp/softrnic-tcp
 K=$B/tests/tcp/linux/ktcp_peer
 M=$B/bench/tcp/memif_rtt
+X=$B/bench/tcp/xcopy
 P=$B/apps/verbs/softrnic-perf
 
 T=$(mktemp -d /tmp/srn-bench-tcp.XXXXXX)
@@ -206,10 +210,12 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 	echo "-- 5. the judged bandwidth: $ROUNDS rounds of iperf3 (${SECS} s), then RDMA Write 64 KiB (CRC, MTU 9000)"
 	bw_rounds=""
 	for r in $(seq "$ROUNDS"); do
+		"$X" "$C1" "$C0" 2 >"$T/xcopy$r" || die "xcopy failed"
+		xc=$(field "$T/xcopy$r" xcopy: gbit_s)
 		iperf3_loopback "$SECS"
 		rdma_bw wbw crc 9000
-		echo "round $r: iperf3 $ip_gbps Gbit/s, RDMA Write $wbw Gbit/s"
-		bw_rounds+="$ip_gbps:$wbw "
+		echo "round $r: cross-core copy $xc Gbit/s, iperf3 $ip_gbps Gbit/s, RDMA Write $wbw Gbit/s"
+		bw_rounds+="$ip_gbps:$wbw:$xc "
 	done
 fi
 
@@ -220,7 +226,8 @@ import statistics, sys
 eg, eg9, ig, e50, e99, k50, k99, r50, r99, wbw1500, wbwnc = map(float, sys.argv[1:12])
 def pairs(arg):
     return [tuple(map(float, a.split(":"))) for a in arg.split()]
-lats, rounds = pairs(sys.argv[12]), pairs(sys.argv[13])
+lats, rounds3 = pairs(sys.argv[12]), pairs(sys.argv[13])
+rounds = [(i, w) for i, w, _ in rounds3]
 print(f"bulk      engine/memif {eg:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg/ig:6.2f}x")
 print(f"bulk 9000 engine/memif {eg9:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg9/ig:6.2f}x")
 print(f"pingpong  engine/memif p50 {e50:7.2f} us p99 {e99:7.2f} us   kernel/lo p50 {k50:7.2f} us p99 {k99:7.2f} us   kernel/engine p50 {k50/e50:6.2f}x p99 {k99/e99:6.2f}x")
@@ -246,4 +253,7 @@ if done:
     im = statistics.median(i for i, _ in done)
     print(f"rdma      write 64 KiB {wm:8.3f} Gbit/s   iperf3/lo {im:8.3f} Gbit/s   (CRC on, MTU 9000; medians of {len(done)}/{len(rounds)} rounds)")
     print(f"rdma      write/iperf3 per round {per}   median {ratio:.2f}x   goal >=1.5x: {ok}")
+    xc = [x for _, _, x in rounds3]
+    print(f"baseline  cross-core copy per round {' '.join(f'{x:.1f}' for x in xc)} Gbit/s"
+          f"   write/copy per round {' '.join(f'{w / x:.2f}' for i, w, x in rounds3 if x > 0)}")
 EOF
