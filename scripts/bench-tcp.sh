@@ -215,7 +215,7 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 		iperf3_loopback "$SECS"
 		rdma_bw wbw crc 9000
 		echo "round $r: cross-core copy $xc Gbit/s, iperf3 $ip_gbps Gbit/s, RDMA Write $wbw Gbit/s"
-		bw_rounds+="$ip_gbps:$wbw:$xc "
+		bw_rounds+="$ip_gbps:$wbw:${xc:-0} "
 	done
 fi
 

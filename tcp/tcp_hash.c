@@ -21,6 +21,7 @@ struct tcp_key {
 	uint16_t lport, rport;
 	uint32_t zero;
 };
+_Static_assert(sizeof(struct tcp_key) == 16, "tcp_key: 16 octets, no padding");
 
 static struct tcp_key make_key(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {

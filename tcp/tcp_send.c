@@ -11,6 +11,8 @@
 #include "tcp_int.h"
 
 /* sq_cap is a power of two (TCP_SQ_INIT, doubled by sq_grow). */
+_Static_assert((TCP_SQ_INIT & (TCP_SQ_INIT - 1)) == 0, "TCP_SQ_INIT: a power of two");
+
 static struct tcp_sq_ent *ent(const struct tcp_conn *c, uint32_t i)
 {
 	return &c->sq[(c->sq_head + i) & (c->sq_cap - 1)];
