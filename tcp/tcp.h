@@ -180,9 +180,23 @@ int tcp_connect(struct tcp_stack *s, const struct sockaddr_in *dst, uint16_t loc
 ssize_t tcp_send(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt);
 /* Zero-copy: segments reference iov's memory until acknowledged, then on_zc_done(cookie).
  * All or nothing: 0, -EAGAIN (not enough send space), -ENOBUFS (no mbuf in the pool now),
- * other errors as tcp_send. The memory
- * must stay valid and unchanged until on_zc_done. */
+ * -EINVAL when it would take more than 1024 mbufs (one per pool buffer's data room, at most
+ * 32 KiB), other errors as tcp_send. The memory must stay valid and unchanged until
+ * on_zc_done. */
 int tcp_send_zc(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, void *cookie);
+/* Mixed: as tcp_send (octets accepted, whole records, the same errors), but the entries
+ * whose ref[i] is true are referenced, not copied, the others copied. When any referenced
+ * octet was accepted (*held true; held may be NULL), on_zc_done(cookie) follows once the
+ * engine and the port no longer reference it; until then that memory must stay valid and
+ * unchanged. -EINVAL when the accepted part would need more than 1024 mbufs. */
+ssize_t tcp_send_ref(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt,
+		     const bool *ref, void *cookie, bool *held);
+/* The caller's memory is about to go (a deregistration): every referenced octet still
+ * queued, on every connection, is copied into the engine's own buffers, so that once the
+ * port holds no clone of it (ports that copy at transmit hold none after their burst) the
+ * memory is no longer read and on_zc_done follows. A connection whose copy found the pool
+ * empty is reset (on_closed(-ENOBUFS)). Returns how many were reset. */
+unsigned tcp_stack_zc_unref(struct tcp_stack *s);
 /* Record mode (for MPA): from now on every octet sent belongs to a record whose total length
  * rec_len returns from the record's first two octets. tcp_send takes whole records only,
  * a segment never splits a record that fits one MSS, and every segment starts with a record.
@@ -210,6 +224,9 @@ enum tcp_state tcp_conn_state(const struct tcp_conn *c);
 uint32_t tcp_conn_mss(const struct tcp_conn *c);
 /* Octets tcp_send would accept now. */
 uint32_t tcp_conn_send_space(const struct tcp_conn *c);
+/* on_writable after the next acknowledgement that leaves send space, as after a send that
+ * was not taken whole: for a user that checks tcp_conn_send_space instead of trying. */
+void tcp_conn_want_writable(struct tcp_conn *c);
 void tcp_conn_addrs(const struct tcp_conn *c, struct sockaddr_in *local,
 		    struct sockaddr_in *peer);
 /* Keepalive (RFC 9293 3.8.4): off by default. idle_s 0 turns it off. */

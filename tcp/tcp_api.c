@@ -78,6 +78,12 @@ uint32_t tcp_conn_send_space(const struct tcp_conn *c)
 	return tcp_send_check(c) ? 0 : tcp_sq_space(c);
 }
 
+void tcp_conn_want_writable(struct tcp_conn *c)
+{
+	if (c && !tcp_send_check(c))
+		c->flags |= TCPF_WANT_WRITABLE;
+}
+
 void tcp_conn_addrs(const struct tcp_conn *c, struct sockaddr_in *local, struct sockaddr_in *peer)
 {
 	if (local) {

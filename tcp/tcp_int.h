@@ -67,6 +67,7 @@ struct tcp_zc {
 	void *cookie;
 	uint32_t end_seq;          /* sequence after its last octet */
 	bool released;             /* every mbuf referencing it was freed */
+	bool copied;               /* tcp_stack_zc_unref copied it: delivered like tcp_send's */
 	struct rte_mbuf_ext_shared_info shinfo; /* refcnt = mbufs attached to the memory */
 };
 
@@ -295,7 +296,13 @@ uint32_t tcp_flight(const struct tcp_conn *c);
 
 /* tcp_send.c */
 uint32_t tcp_sq_space(const struct tcp_conn *c);
-int tcp_sq_append_copy(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, size_t len);
+/* Empty mbufs taken from the pool beforehand; append_copy uses them in order. */
+struct tcp_mbuf_stash {
+	struct rte_mbuf **m;
+	unsigned n, used;
+};
+int tcp_sq_append_copy(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, size_t off,
+		       size_t len, struct tcp_mbuf_stash *st);
 int tcp_sq_push(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len, bool copy);
 int tcp_sq_reserve(struct tcp_conn *c, uint32_t n); /* room for n more entries */
 struct rte_mbuf *tcp_sq_clone(struct tcp_conn *c, uint32_t seq, uint32_t len);
@@ -307,6 +314,7 @@ int tcp_send_check(const struct tcp_conn *c);
 size_t tcp_iov_total(const struct iovec *iov, unsigned iovcnt);
 ssize_t tcp_rec_whole(const struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt,
 		      size_t total, size_t limit);
+ssize_t tcp_send_take(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, size_t total);
 
 /* tcp_zc.c */
 void tcp_zc_complete(struct tcp_conn *c, bool all, int err);

@@ -134,17 +134,27 @@ static void sq_rollback(struct tcp_conn *c, uint32_t old_end)
 	}
 }
 
-int tcp_sq_append_copy(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, size_t len)
+/* The next empty buffer for copied octets: from the caller's stash when it gave one (taken
+ * all at once, so that a mixed send cannot fail half-way), else from the pool. */
+static struct rte_mbuf *copy_buf(struct tcp_conn *c, struct tcp_mbuf_stash *st)
+{
+	if (!st)
+		return rte_pktmbuf_alloc(c->s->pool);
+	return st->used < st->n ? st->m[st->used++] : NULL;
+}
+
+int tcp_sq_append_copy(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, size_t off,
+		       size_t len, struct tcp_mbuf_stash *st)
 {
 	uint32_t old_end = c->snd_end;
-	size_t off = 0;
+	size_t end = off + len;
 
-	while (off < len) {
+	while (off < end) {
 		uint32_t room = tail_room(c), n;
 		struct rte_mbuf *m;
 
 		if (room == 0) {
-			m = rte_pktmbuf_alloc(c->s->pool);
+			m = copy_buf(c, st);
 			if (!m || tcp_sq_push(c, m, 0, true)) {
 				rte_pktmbuf_free(m);
 				sq_rollback(c, old_end);
@@ -153,7 +163,7 @@ int tcp_sq_append_copy(struct tcp_conn *c, const struct iovec *iov, unsigned iov
 			m->data_off = 0; /* no headers go here: the whole buffer is payload */
 			continue;
 		}
-		n = len - off < room ? (uint32_t)(len - off) : room;
+		n = end - off < room ? (uint32_t)(end - off) : room;
 		tail_append(c, iov, iovcnt, off, n);
 		off += n;
 	}
@@ -427,10 +437,31 @@ ssize_t tcp_rec_whole(const struct tcp_conn *c, const struct iovec *iov, unsigne
 	return (ssize_t)off;
 }
 
+/* How many of total offered octets the queue takes now: > 0, or -EAGAIN (on_writable will
+ * follow), -EINVAL / -EMSGSIZE (no whole record). */
+ssize_t tcp_send_take(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, size_t total)
+{
+	size_t space = tcp_sq_space(c), n = total < space ? total : space;
+
+	if (c->rec_len) {
+		ssize_t w = tcp_rec_whole(c, iov, iovcnt, total, space);
+
+		if (w < 0) {
+			if (w == -EAGAIN)
+				c->flags |= TCPF_WANT_WRITABLE;
+			return w;
+		}
+		n = (size_t)w;
+	}
+	if (n < total)
+		c->flags |= TCPF_WANT_WRITABLE;
+	return n ? (ssize_t)n : -EAGAIN;
+}
+
 ssize_t tcp_send(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt)
 {
-	size_t total, space, n;
-	ssize_t w;
+	size_t total;
+	ssize_t n;
 	int rc = tcp_send_check(c);
 
 	if (rc)
@@ -440,28 +471,14 @@ ssize_t tcp_send(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt)
 	total = tcp_iov_total(iov, iovcnt);
 	if (total == 0)
 		return 0;
-	space = tcp_sq_space(c);
-	n = total < space ? total : space;
-	if (c->rec_len) {
-		w = tcp_rec_whole(c, iov, iovcnt, total, space);
-		if (w < 0) {
-			if (w == -EAGAIN)
-				c->flags |= TCPF_WANT_WRITABLE;
-			return w;
-		}
-		n = (size_t)w;
-	}
-	if (n == 0) {
-		c->flags |= TCPF_WANT_WRITABLE;
-		return -EAGAIN;
-	}
-	if (n < total)
-		c->flags |= TCPF_WANT_WRITABLE;
-	rc = tcp_sq_append_copy(c, iov, iovcnt, n);
+	n = tcp_send_take(c, iov, iovcnt, total);
+	if (n < 0)
+		return n;
+	rc = tcp_sq_append_copy(c, iov, iovcnt, 0, (size_t)n, NULL);
 	if (rc)
 		return rc;
 	tcp_stack_clock_hold(c->s);
 	tcp_output(c);
 	tcp_stack_clock_release(c->s);
-	return (ssize_t)n;
+	return n;
 }
