@@ -65,6 +65,8 @@ void rn_dpdk_transport_free(const struct rn_transport *t);
 /* Counters of the transport: handles alive, eventfd writes/reads (signal transitions). */
 struct rn_dpdk_tp_stats {
 	uint64_t handles, signals, unsignals;
+	uint64_t ref_drops;  /* deregistrations that had the stack copy out referenced memory */
+	uint64_t ref_resets; /* connections reset because that copy found no mbuf */
 };
 void rn_dpdk_transport_stats(const struct rn_transport *t, struct rn_dpdk_tp_stats *st);
 

@@ -27,6 +27,7 @@
 #include <rte_mbuf.h>
 
 #include "rn_dpdk.h"
+#include "rn_mem.h"
 
 /* How long the port's poll thread stays away after a consumer's own pass (G1b): longer than a
  * consumer's gap between two CQ polls (softrnic-perf reaps every 4096 memory spins). The
@@ -46,6 +47,7 @@ struct dp_tp {
 	struct dp_conn *zombies; /* closed handles whose tcp_conn still runs */
 	struct dp_conn *nobufs;  /* handles made send-ready after the next pass (D10, D2a) */
 	bool hooked;             /* our pass hook is on the port (retries nobufs) */
+	bool holder;             /* registered with rn_mem: dereg copies our references out */
 	struct rn_dpdk_tp_stats st;
 };
 
@@ -79,6 +81,8 @@ struct dp_conn {
 	bool write_wait;     /* sendv said -EAGAIN: on_writable will follow */
 	bool write_ready;    /* on_writable came; cleared by the next sendv or recv */
 	bool eof;            /* the peer's FIN arrived (after all its data) */
+	uint64_t ref_done;   /* sendv_ref: the last batch released */
+	bool ref_new;        /* a batch was released since ref_released was last asked */
 	int err;             /* on_closed's error (0: orderly) once tc is NULL */
 	struct rx_ent *rxq;  /* ring of received payload pieces */
 	uint32_t rx_cap, rx_head, rx_n;
@@ -86,7 +90,7 @@ struct dp_conn {
 	struct dp_conn *znext, **zpprev; /* tp->zombies */
 };
 
-static const struct rn_transport_ops dp_ops;
+static const struct rn_transport_ops dp_ops, dp_ops_ref;
 
 static struct dp_conn *to_dp(const struct rn_conn *c)
 {
@@ -121,7 +125,8 @@ static bool hd_ready(const struct dp_conn *h)
 {
 	if (h->kind == HD_LISTENER)
 		return h->acceptable;
-	return h->rx_n > 0 || h->eof || h->tc == NULL || h->write_ready || h->cstatus_new;
+	return h->rx_n > 0 || h->eof || h->tc == NULL || h->write_ready || h->cstatus_new ||
+	       h->ref_new;
 }
 
 /* Lock held: bring the eventfd in line with the handle's state (transitions only). */
@@ -152,7 +157,7 @@ static int hd_new(struct dp_tp *tp, enum hd_kind kind, struct dp_conn **out)
 
 	if (h == NULL)
 		return -ENOMEM;
-	h->base.ops = &dp_ops;
+	h->base.ops = tp->pub.ops;
 	h->tp = tp;
 	h->kind = kind;
 	h->cstatus = -EINPROGRESS;
@@ -306,10 +311,18 @@ static void cb_writable(void *arg, struct tcp_conn *c)
 	hd_update(h);
 }
 
+/* The cookie is the batch number (rn_transport.h sendv_ref). An error needs no report of its
+ * own: the memory is released either way, and a failed stream reports itself (on_closed). */
+_Static_assert(sizeof(void *) >= sizeof(uint64_t), "batch numbers travel as cookies");
+
 static void cb_zc_done(void *arg, struct tcp_conn *c, void *cookie, int err)
 {
-	/* this transport sends by copy only (rn_transport has no completion operation) */
-	(void)arg, (void)c, (void)cookie, (void)err;
+	struct dp_conn *h = arg;
+
+	(void)c, (void)err;
+	h->ref_done = (uint64_t)(uintptr_t)cookie;
+	h->ref_new = true;
+	hd_update(h);
 }
 
 static void cb_closed(void *arg, struct tcp_conn *c, int err)
@@ -577,9 +590,10 @@ static void tp_pass(void *arg)
 	}
 }
 
-static ssize_t dp_sendv(struct rn_conn *c, const struct iovec *iov, unsigned iovcnt)
+/* sendv and sendv_ref: ref NULL copies everything. */
+static ssize_t send_any(struct dp_conn *h, const struct iovec *iov, unsigned iovcnt,
+			const bool *ref, uint64_t batch, bool *held)
 {
-	struct dp_conn *h = to_dp(c);
 	ssize_t n;
 
 	if (h->kind != HD_STREAM || (iovcnt > 0 && iov == NULL))
@@ -589,7 +603,8 @@ static ssize_t dp_sendv(struct rn_conn *c, const struct iovec *iov, unsigned iov
 	if (h->tc == NULL) {
 		n = dead_send_err(h);
 	} else {
-		n = tcp_send(h->tc, iov, iovcnt);
+		n = ref ? tcp_send_ref(h->tc, iov, iovcnt, ref, (void *)(uintptr_t)batch, held)
+			: tcp_send(h->tc, iov, iovcnt);
 		if (n == -ENOTCONN && h->cstatus == -EINPROGRESS)
 			n = -EAGAIN; /* still connecting: simply not writable yet */
 		else if (n > 0)
@@ -602,6 +617,48 @@ static ssize_t dp_sendv(struct rn_conn *c, const struct iovec *iov, unsigned iov
 	hd_update(h);
 	tp_unlock(h->tp);
 	return n;
+}
+
+static ssize_t dp_sendv(struct rn_conn *c, const struct iovec *iov, unsigned iovcnt)
+{
+	return send_any(to_dp(c), iov, iovcnt, NULL, 0, NULL);
+}
+
+/* Payload referenced only where the port's transmit copies (rn_dpdk_port_tx_refs). */
+static ssize_t dp_sendv_ref(struct rn_conn *c, const struct iovec *iov, unsigned iovcnt,
+			    const bool *ref, uint64_t batch, bool *held)
+{
+	struct dp_conn *h = to_dp(c);
+
+	*held = false;
+	if (!rn_dpdk_port_tx_refs(h->tp->port) || ref == NULL)
+		return send_any(h, iov, iovcnt, NULL, 0, NULL);
+	return send_any(h, iov, iovcnt, ref, batch, held);
+}
+
+static uint64_t dp_ref_released(struct rn_conn *c)
+{
+	struct dp_conn *h = to_dp(c);
+	uint64_t v;
+
+	tp_lock(h->tp);
+	v = h->ref_done;
+	h->ref_new = false;
+	hd_update(h);
+	tp_unlock(h->tp);
+	return v;
+}
+
+/* rn_mem holder: a deregistration takes memory away; copy out what the stack references. */
+static void tp_drop_refs(void *arg)
+{
+	struct dp_tp *tp = arg;
+
+	tp_lock(tp);
+	tp->st.ref_drops++;
+	tp->st.ref_resets += tcp_stack_zc_unref(tp_stack(tp));
+	tcp_stack_flush(tp_stack(tp));
+	tp_unlock(tp);
 }
 
 /* Lock held: copy up to len queued octets into buf; the octets consumed. */
@@ -626,6 +683,33 @@ static size_t rx_copy(struct dp_conn *h, uint8_t *buf, size_t len)
 		}
 	}
 	return got;
+}
+
+/* 0 arms the send-space signal as a refused sendv does (note_send): the engine calls
+ * on_writable after the next acknowledgement that leaves room. */
+static ssize_t dp_send_space(struct rn_conn *c)
+{
+	struct dp_conn *h = to_dp(c);
+	ssize_t n;
+
+	if (h->kind != HD_STREAM)
+		return -EINVAL;
+	tp_lock(h->tp);
+	h->write_ready = h->write_soft = false;   /* as dp_sendv: this asks again */
+	if (h->tc == NULL) {
+		n = dead_send_err(h);
+	} else if (h->cstatus != 0) {
+		n = 0; /* connecting: the connect result is what wakes the consumer */
+	} else {
+		n = tcp_conn_send_space(h->tc);
+		if (n == 0) {
+			h->write_wait = true;
+			tcp_conn_want_writable(h->tc);
+		}
+	}
+	hd_update(h);
+	tp_unlock(h->tp);
+	return n;
 }
 
 /* Lock held: the run of the queue's head entry that starts at its offset, as runs of its
@@ -891,24 +975,35 @@ static int dp_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t hdr
 	return rc;
 }
 
-static const struct rn_transport_ops dp_ops = {
-	.name = "dpdk",
-	.listen = dp_listen,
-	.accept = dp_accept,
-	.connect = dp_connect,
-	.connect_status = dp_connect_status,
-	.sendv = dp_sendv,
-	.recv = dp_recv,
-	.recv_lend = dp_recv_lend,
-	.shutdown_write = dp_shutdown_write,
-	.close = dp_close,
-	.abort = dp_abort,
-	.fd = dp_fd,
-	.local_addr = dp_local_addr,
-	.peer_addr = dp_peer_addr,
-	.mss = dp_mss,
-	.set_records = dp_set_records,
-	.ready_as_readable = true,
+#define DP_OPS_COMMON                          \
+	.name = "dpdk",                        \
+	.listen = dp_listen,                   \
+	.accept = dp_accept,                   \
+	.connect = dp_connect,                 \
+	.connect_status = dp_connect_status,   \
+	.sendv = dp_sendv,                     \
+	.recv = dp_recv,                       \
+	.recv_lend = dp_recv_lend,             \
+	.shutdown_write = dp_shutdown_write,   \
+	.close = dp_close,                     \
+	.abort = dp_abort,                     \
+	.fd = dp_fd,                           \
+	.local_addr = dp_local_addr,           \
+	.peer_addr = dp_peer_addr,             \
+	.mss = dp_mss,                         \
+	.set_records = dp_set_records,         \
+	.ready_as_readable = true
+
+static const struct rn_transport_ops dp_ops = { DP_OPS_COMMON };
+
+/* Zero-copy transmit (key tx_refs, on a port whose transmit copies): the QP frames only what
+ * the stack takes now (send_space), so that its payload goes by reference, not through the
+ * copy of what was refused. */
+static const struct rn_transport_ops dp_ops_ref = {
+	DP_OPS_COMMON,
+	.sendv_ref = dp_sendv_ref,
+	.ref_released = dp_ref_released,
+	.send_space = dp_send_space,
 };
 
 /* ---- the transport ------------------------------------------------------------------------ */
@@ -921,11 +1016,13 @@ const struct rn_transport *rn_dpdk_transport(struct rn_dpdk_port *p)
 	tp = calloc(1, sizeof(*tp));
 	if (tp == NULL)
 		return NULL;
-	tp->pub.ops = &dp_ops;
+	tp->pub.ops = rn_dpdk_port_tx_refs(p) ? &dp_ops_ref : &dp_ops;
 	tp->pub.ctx = tp;
 	tp->port = p;
 	tp->next_port = (uint16_t)((uintptr_t)tp >> 4); /* spread listeners of several processes */
 	tp->hooked = rn_dpdk_port_set_pass_hook(p, tp_pass, tp) == 0;
+	if (rn_dpdk_port_tx_refs(p) && rn_mem_holder_add(tp_drop_refs, tp) == 0)
+		tp->holder = true;
 	return &tp->pub;
 }
 
@@ -935,6 +1032,8 @@ void rn_dpdk_transport_free(const struct rn_transport *t)
 
 	if (tp == NULL)
 		return;
+	if (tp->holder)
+		rn_mem_holder_del(tp_drop_refs, tp);
 	tp_lock(tp);
 	while (tp->zombies != NULL) { /* still closing: cut them short, nobody waits for them */
 		struct dp_conn *h = tp->zombies;

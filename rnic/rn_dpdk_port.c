@@ -49,6 +49,7 @@ struct rn_dpdk_port {
 	uint16_t pid;
 	char name[RTE_ETH_NAME_MAX_LEN];
 	bool multi_seg;                /* the port takes mbuf chains */
+	bool tx_refs;                  /* frames may reference caller memory (key tx_refs) */
 	bool tx_prepare;               /* checksum offloads in use: rte_eth_tx_prepare */
 	struct rte_mempool *pool;      /* receive: only the rx queue takes from it */
 	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
@@ -592,6 +593,34 @@ static const char *port_devargs(const struct rte_eth_dev_info *di)
 	return da != NULL && da->args != NULL ? da->args : "";
 }
 
+/* Drivers whose transmit copies every frame out of its mbufs and frees them before the
+ * burst returns (memif in copy mode, af_packet): the only ones whose frames may reference a
+ * caller's memory. A NIC would DMA from it (not mapped for the device) and free the mbufs
+ * later; net_ring hands the mbufs themselves to the other end, which may keep them. */
+static bool port_tx_copies(const struct rte_eth_dev_info *di)
+{
+	if (di->driver_name == NULL)
+		return false;
+	if (port_is_memif(di))
+		return strstr(port_devargs(di), "zero-copy=yes") == NULL;
+	return strcmp(di->driver_name, "net_af_packet") == 0;
+}
+
+/* Key tx_refs asks for zero-copy transmit; the driver decides whether it may have it. */
+static void port_tx_refs(struct rn_dpdk_port *p, const struct rte_eth_dev_info *di)
+{
+	p->tx_refs = p->cfg.tx_refs && p->multi_seg && port_tx_copies(di);
+	if (p->cfg.tx_refs && !p->tx_refs)
+		fprintf(stderr, "softrnic: port %s: tx_refs: driver %s does not copy frames at "
+			"transmit (or takes no mbuf chains); payload is copied\n", p->name,
+			di->driver_name ? di->driver_name : "?");
+}
+
+bool rn_dpdk_port_tx_refs(const struct rn_dpdk_port *p)
+{
+	return p->tx_refs;
+}
+
 /* memif must carry every frame in one buffer (rn_dpdk_memif.h). */
 static int port_memif_check(struct rn_dpdk_port *p, const struct rte_eth_dev_info *di,
 			    char *err, size_t el)
@@ -627,6 +656,7 @@ static int port_setup(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, 
 		p->guarded = rn_dpdk_fault_install() == 0;
 	}
 	port_offloads(p, &di, &conf, nc);
+	port_tx_refs(p, &di);
 	rc = rte_eth_dev_configure(p->pid, 1, 1, &conf);
 	if (rc != 0)
 		return port_fail(err, el, "configure (1 rx, 1 tx queue)", rc, p->name);

@@ -54,6 +54,7 @@ struct rn_dpdk_cfg {
 	uint32_t nb_mbufs;    /* key mbufs (receive pool); 0 = default */
 	uint32_t nb_tx_mbufs; /* key tx_mbufs (transmit pool); 0 = sized at open */
 	uint32_t link_wait_ms; /* key link_wait_ms; 0 = do not wait */
+	bool tx_refs;         /* key tx_refs: zero-copy transmit of RDMA payload (off) */
 };
 
 /* 0, or -ENOENT when no configuration is given at all (no SOFTRNIC_DPDK_CONF nor
@@ -72,6 +73,10 @@ int rn_dpdk_port_open(const struct rn_dpdk_cfg *cfg, struct rn_dpdk_port **out, 
 void rn_dpdk_port_close(struct rn_dpdk_port *p);
 
 struct tcp_stack *rn_dpdk_port_stack(struct rn_dpdk_port *p);
+/* Key tx_refs is on and the port's transmit copies frames out of their mbufs within the
+ * burst (memif in copy mode, af_packet), so the stack may send payload straight from a
+ * caller's memory (tcp_send_ref): no reference survives the burst but the stack's queue's. */
+bool rn_dpdk_port_tx_refs(const struct rn_dpdk_port *p);
 
 /* Thread mode. */
 int rn_dpdk_port_start(struct rn_dpdk_port *p);

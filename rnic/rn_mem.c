@@ -1,6 +1,7 @@
 /* The memory table: TPT array, index allocation, keys, the per-entry writer lock and the
  * quiescence (QSBR) machinery. The verbs live in rn_mem_pd.c, rn_mem_mr.c, rn_mem_mw.c and
  * rn_mem_check.c. seed-memmgmt §6.2, §6.3, §6.6. */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,8 @@ void entry_retire(struct rn_mem *mem, struct rn_tpt_entry *e, uint64_t old)
 	if (mw && ctl_state(old) == ST_VALID)
 		mw_parent_release(mem, e->parent_idx);
 	rn_mem_synchronize(mem);
+	if (!mw)
+		rn_mem_drop_refs(); /* zero-copy transmit may still read it */
 	struct rn_pbl *p = atomic_load_explicit(&e->pbl, memory_order_relaxed);
 	if (!mw && p)
 		pbl_put(p);
@@ -337,4 +340,50 @@ void rn_mem_synchronize(struct rn_mem *mem)
 		struct timespec ts = { 0, 20000 };
 		nanosleep(&ts, NULL);
 	}
+}
+
+/* ---- holders of references beyond a call ------------------------------------------------ */
+static struct {
+	pthread_mutex_t lock;
+	struct {
+		void (*drop)(void *arg);
+		void *arg;
+	} h[RN_MEM_HOLDERS];
+	unsigned n;
+} holders = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int rn_mem_holder_add(void (*drop)(void *arg), void *arg)
+{
+	int rc = -ENOSPC;
+
+	pthread_mutex_lock(&holders.lock);
+	if (holders.n < RN_MEM_HOLDERS) {
+		holders.h[holders.n].drop = drop;
+		holders.h[holders.n++].arg = arg;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&holders.lock);
+	return rc;
+}
+
+void rn_mem_holder_del(void (*drop)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&holders.lock);
+	for (unsigned i = 0; i < holders.n; i++) {
+		if (holders.h[i].drop == drop && holders.h[i].arg == arg) {
+			holders.h[i] = holders.h[--holders.n];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&holders.lock);
+}
+
+/* After the grace period of a deregistration: no transport reads the old memory once this
+ * returns. */
+void rn_mem_drop_refs(void)
+{
+	pthread_mutex_lock(&holders.lock);
+	for (unsigned i = 0; i < holders.n; i++)
+		holders.h[i].drop(holders.h[i].arg);
+	pthread_mutex_unlock(&holders.lock);
 }

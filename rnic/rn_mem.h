@@ -228,4 +228,14 @@ void rn_mem_synchronize(struct rn_mem *mem);
 uint64_t rn_mem_sync_start(struct rn_mem *mem);
 bool rn_mem_sync_done(struct rn_mem *mem, uint64_t ticket);
 
+/* ---- holders of references beyond a call (zero-copy transmit) ------------------------- */
+/* A transport that keeps reading registered memory after the data-path call that handed it
+ * over (until the peer acknowledges) registers drop here, process-wide. Deregistration and a
+ * translation-changing reregistration call every drop after their grace period and before
+ * they return; drop must end every such reference (copy the octets out). At most
+ * RN_MEM_HOLDERS; -ENOSPC beyond. */
+#define RN_MEM_HOLDERS 8u
+int rn_mem_holder_add(void (*drop)(void *arg), void *arg);
+void rn_mem_holder_del(void (*drop)(void *arg), void *arg);
+
 #endif

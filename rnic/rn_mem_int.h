@@ -132,6 +132,7 @@ void pbl_put(struct rn_pbl *p);
 bool acc_valid_mr(uint32_t access);
 
 void entry_retire(struct rn_mem *mem, struct rn_tpt_entry *e, uint64_t old);
+void rn_mem_drop_refs(void);
 
 /* rn_mem_mw.c: unbinding a window (under its lock). Publish the returned fields first, then
  * drop the parent's count: an MR must never look unbound while a window on it is Valid. */

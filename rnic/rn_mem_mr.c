@@ -216,8 +216,10 @@ enum rn_status rn_mem_rereg_mr(struct rn_mem *mem, rn_stag_t *stag, uint32_t fla
 	uint64_t closing = ctl_make(ctl_key(old), ST_INVALID, ctl_type(old), ctl_acc(old),
 				    ctl_flags(old) | FL_CLOSING, ctl_pd(old));
 	tpt_publish(e, old, closing);
-	if (flags & RN_REREG_TRANSLATION)
+	if (flags & RN_REREG_TRANSLATION) {
 		rn_mem_synchronize(mem); /* no placement into the old memory after we return */
+		rn_mem_drop_refs();      /* and no transmit from it */
+	}
 	uint64_t c = tpt_lock(e);
 	uint64_t fresh = rereg_apply(mem, e, c, &a);
 	tpt_publish(e, c, fresh);

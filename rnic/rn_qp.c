@@ -872,14 +872,17 @@ int rn_qp_try_progress(struct rn_qp *qp)
 
 	if (pthread_mutex_trylock(&qp->lock))
 		return -EBUSY;
+	uint32_t head = qp->sq_head;
+
 	before = qp->tx.sent_total;
 	did = rn_qp_rx_run(qp);
-	if (rn_qp_tx_busy(qp))   /* most polls have nothing to send */
+	/* most polls have nothing to send; held batches may have been released */
+	if (rn_qp_tx_busy(qp) || qp->tx.hhead != qp->tx.htail)
 		rn_qp_tx_pump(qp);
 	rn_qp_sq_complete(qp);
 	check_cq_error(qp);
 	rn_qp_check_closed(qp);
-	did |= qp->tx.sent_total != before;
+	did |= qp->tx.sent_total != before || qp->sq_head != head;
 	unlock_and_wake(qp);
 	return did;
 }

@@ -23,12 +23,17 @@
  *     engine should drop it from epoll before calling into the QP again).
  *   - Memory lifetime (rn_mem quiescence): the QP never keeps a translation across a return
  *     from any entry point; every chunk of data is re-validated (rn_mem_check_*) right before
- *     it is copied. The engine's rn_mem_quiescent() between calls is therefore enough.
+ *     it is copied. The engine's rn_mem_quiescent() between calls is therefore enough. The
+ *     one exception is a transport with sendv_ref, which keeps reading payload it took by
+ *     reference until the peer acknowledged it: it registers with rn_mem_holder_add, and a
+ *     deregistration has it copy that payload out before returning.
  *   - The caller removes the QP from the progress engine before rn_qp_destroy().
  *
  * Completion semantics (decisions, see docs/rnic-decisions.md P-rows)
  *   - Send / Write complete (Success) when the last octet of their last FPDU was accepted by
- *     the transport (rn_conn sendv), not when the peer acknowledged it (§8.2.2 rule 11).
+ *     the transport (rn_conn sendv), not when the peer acknowledged it (§8.2.2 rule 11);
+ *     with zero-copy transmit (sendv_ref) once the transport no longer reads their memory,
+ *     i.e. after the acknowledgement.
  *   - RDMA Read completes when its last Read Response segment was placed; Read with
  *     Invalidate after the local invalidate of the sink STag.
  *   - Send / Write with immediate (RFC 7306, docs/wire.md) are two wire messages framed back

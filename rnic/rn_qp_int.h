@@ -42,7 +42,7 @@ struct rn_irq_ent {
 
 /* ---- transmit ---------------------------------------------------------------------------- */
 enum tx_msg { TXM_NONE, TXM_SQ, TXM_RRESP };
-enum tx_mark_kind { MARK_SQ, MARK_RRESP };
+enum tx_mark_kind { MARK_SQ, MARK_RRESP, MARK_DONE };
 
 #define RN_TX_MARKS 64u
 #define RN_TX_BUDGET (256u * 1024u)   /* octets handed to the transport per pump call */
@@ -50,13 +50,22 @@ enum tx_mark_kind { MARK_SQ, MARK_RRESP };
 #define RN_TX_ENTS 256u               /* gather entries queued (power of two) */
 #define RN_TX_ZC_MIN 1024u            /* smaller segment payloads are copied */
 #define RN_TX_SEG_ENTS 40u            /* entries one zero-copy FPDU may need (else it is copied) */
+#define RN_TX_HELD 64u                /* sendv_ref batches the transport may hold (power of two) */
 
 /* One gather entry of the transmit queue: ext NULL = the next len octets of buf (headers,
  * trailers, copied FPDUs), else len octets at ext (payload in registered memory, referenced
- * only until the pump call that queued it returns: see tx_materialize). */
+ * only until the pump call that queued it returns: see tx_materialize; or, once a transport
+ * took it by reference, until that transport released its batch: struct tx_held). */
 struct tx_ent {
 	const uint8_t *ext;
 	size_t len;
+};
+
+/* A sendv_ref batch whose referenced payload the transport still reads: octets [start, end)
+ * of the stream (sent_total). A message ending after start completes only once it is
+ * released (rn_transport.h): the WR's memory must not change before. */
+struct tx_held {
+	uint64_t batch, start, end;
 };
 
 struct tx_mark {
@@ -105,6 +114,9 @@ struct rn_qp_tx {
 	uint64_t queued_total, sent_total;
 	struct tx_mark marks[RN_TX_MARKS];
 	uint32_t mhead, mtail;          /* absolute mark counters */
+	struct tx_held held[RN_TX_HELD];
+	uint32_t hhead, htail;          /* absolute counters of held batches */
+	uint64_t batch_seq;             /* the last sendv_ref batch number used */
 	uint32_t mulpdu, max_fpdu;
 	uint8_t *bounce;                /* one segment's payload, gathered */
 	/* the message being segmented */

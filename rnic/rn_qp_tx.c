@@ -19,7 +19,13 @@
  * call returns is copied into buf then (tx_materialize): no translation survives the call
  * (rn_mem QSBR: the engine passes a quiescent point between calls, after which a dereg may
  * return), the iovec position survives EAGAIN as buf octets, and the WR still completes only
- * when its last octet is accepted. */
+ * when its last octet is accepted.
+ *
+ * A transport with sendv_ref (DPDK, on a port whose transmit copies) takes the referenced
+ * runs themselves and reads them until the peer acknowledged them: the batch is held
+ * (struct tx_held), and a message whose octets overlap a held batch completes only once the
+ * transport released it (tx_released). A deregistration makes the transport copy them out
+ * first (rn_mem_holder_add), so no reference outlives the memory. */
 #include "rn_qp_int.h"
 
 #include <errno.h>
@@ -36,6 +42,8 @@ void rn_qp_tx_reset(struct rn_qp *qp)
 	t->eoff = t->ext_bytes = 0;
 	t->queued_total = t->sent_total = 0;
 	t->mhead = t->mtail = 0;
+	t->hhead = t->htail = 0;
+	t->batch_seq = 0;
 	t->cur = TXM_NONE;
 	t->rr_turn = false;
 	t->stopped = false;
@@ -56,6 +64,7 @@ void rn_qp_tx_drop(struct rn_qp *qp)
 	qp->tx.ehead = qp->tx.etail = 0;
 	qp->tx.eoff = qp->tx.ext_bytes = 0;
 	qp->tx.mhead = qp->tx.mtail;
+	qp->tx.hhead = qp->tx.htail;   /* the stream closed or aborted with it */
 	qp->tx.term_pending = false;
 	qp->tx.cur = TXM_NONE;
 }
@@ -87,9 +96,10 @@ static void push_copy(struct rn_qp_tx *t, const void *p, size_t n)
 	ent_push(t, NULL, n);
 }
 
-/* Room to frame one more FPDU of at most max_fpdu octets, copied or referenced. buf keeps
- * tail + ext_bytes <= cap so that tx_materialize can always copy every referenced octet. */
-static bool tx_room(struct rn_qp *qp)
+/* Room to frame one more FPDU of at most max_fpdu octets, copied or referenced, while less
+ * than limit is queued. buf keeps tail + ext_bytes <= cap so that tx_materialize can always
+ * copy every referenced octet. */
+static bool tx_room(struct rn_qp *qp, size_t limit)
 {
 	struct rn_qp_tx *t = &qp->tx;
 
@@ -100,7 +110,7 @@ static bool tx_room(struct rn_qp *qp)
 		t->tail -= t->head;
 		t->head = 0;
 	}
-	if (t->tail - t->head + t->ext_bytes >= RN_TX_BUF)
+	if (t->tail - t->head + t->ext_bytes >= limit)
 		return false;   /* enough is queued */
 	if (t->etail - t->ehead > RN_TX_ENTS - RN_TX_SEG_ENTS)
 		return false;
@@ -212,7 +222,72 @@ static void mark_reached(struct rn_qp *qp, const struct tx_mark *m)
 	}
 }
 
+/* Part of the octets before end is still read by the transport from registered memory. */
+static bool tx_held_before(const struct rn_qp_tx *t, uint64_t end)
+{
+	return t->hhead != t->htail && t->held[t->hhead % RN_TX_HELD].start < end;
+}
+
+/* Messages handed over: reached. A Send / Write whose memory the transport still reads
+ * waits for its release (and the SQ completes in order behind it); a Read Response frees
+ * its IRD slot at once, as without references: the requester may already have its data
+ * and send the next Read Request before its ACK reaches us. */
+static void tx_marks(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	bool waiting = false;
+
+	for (uint32_t i = t->mhead; i != t->mtail; i++) {
+		struct tx_mark *m = &t->marks[i % RN_TX_MARKS];
+
+		if (m->end > t->sent_total)
+			break;
+		if (m->kind == MARK_SQ && tx_held_before(t, m->end)) {
+			waiting = true;
+			continue;
+		}
+		if (m->kind != MARK_DONE)
+			mark_reached(qp, m);
+		m->kind = MARK_DONE;
+		if (!waiting)
+			t->mhead = i + 1;
+	}
+}
+
+/* The transport released held batches: their messages may complete. */
+static void tx_released(struct rn_qp *qp)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	uint64_t done;
+
+	if (t->hhead == t->htail || !qp->conn)
+		return;
+	done = rn_conn_ref_released(qp->conn);
+	while (t->hhead != t->htail && t->held[t->hhead % RN_TX_HELD].batch <= done)
+		t->hhead++;
+	tx_marks(qp);
+}
+
 /* ---- transport ----------------------------------------------------------------------------- */
+
+/* Hand iov to the transport: by reference where it can and payload is offered (ref[i]: the
+ * entry is registered memory), by copy otherwise. A batch taken by reference is held. */
+static ssize_t tx_send(struct rn_qp *qp, const struct iovec *iov, unsigned cnt, const bool *ref,
+		       bool any_ref)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	bool held = false;
+	ssize_t n;
+
+	if (!any_ref || !rn_conn_can_ref(qp->conn) || t->htail - t->hhead >= RN_TX_HELD)
+		return rn_conn_sendv(qp->conn, iov, cnt);
+	n = rn_conn_sendv_ref(qp->conn, iov, cnt, ref, t->batch_seq + 1, &held);
+	if (n > 0 && held) {
+		t->held[t->htail++ % RN_TX_HELD] = (struct tx_held){ ++t->batch_seq, t->sent_total,
+								    t->sent_total + (uint64_t)n };
+	}
+	return n;
+}
 
 /* Hand queued octets to the transport in one sendv. > 0 sent, 0 nothing fitted, < 0 the
  * stream failed; *all: everything offered was taken. */
@@ -220,6 +295,7 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 {
 	struct rn_qp_tx *t = &qp->tx;
 	struct iovec iov[RN_TX_ENTS];
+	bool ref[RN_TX_ENTS], any_ref = false;
 	unsigned cnt = 0;
 	size_t bpos = t->head, off = t->eoff, offered = 0;
 	ssize_t n;
@@ -237,6 +313,8 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 		if (len > limit - offered)
 			len = limit - offered;
 
+		ref[cnt] = e->ext != NULL;
+		any_ref |= ref[cnt];
 		if (e->ext) {
 			iov[cnt++] = (struct iovec){ (void *)(e->ext + off), len };
 		} else {
@@ -246,7 +324,7 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 		offered += len;
 		off = 0;
 	}
-	n = rn_conn_sendv(qp->conn, iov, cnt);
+	n = tx_send(qp, iov, cnt, ref, any_ref);
 	if (n == -EAGAIN)
 		return 0;
 	if (n < 0) {
@@ -273,8 +351,7 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 			t->eoff += k;
 		}
 	}
-	while (t->mhead != t->mtail && t->marks[t->mhead % RN_TX_MARKS].end <= t->sent_total)
-		mark_reached(qp, &t->marks[t->mhead++ % RN_TX_MARKS]);
+	tx_marks(qp);
 	return (long)n;
 }
 
@@ -890,12 +967,24 @@ static int encode_segment(struct rn_qp *qp)
 	return 0;
 }
 
-/* Frame as much as the buffer holds. */
-static void tx_fill(struct rn_qp *qp)
+/* What to queue at most: what the transport takes now when it can tell (rn_conn_send_space;
+ * 0 arms its send-space signal), else RN_TX_BUF. Octets sendv refuses are copied before the
+ * pump returns (tx_materialize): on the DPDK engine, whose send buffer stays full while the
+ * window limits, framing RN_TX_BUF each time copied almost every payload octet twice (10 % of
+ * the initiator's core at 64 KiB Writes). An error is left to sendv to report. */
+static size_t tx_limit(struct rn_qp *qp)
+{
+	ssize_t sp = rn_conn_send_space(qp->conn);
+
+	return sp >= 0 && (size_t)sp < RN_TX_BUF ? (size_t)sp : RN_TX_BUF;
+}
+
+/* Frame as much as the buffer holds, up to limit queued octets (one FPDU may pass it). */
+static void tx_fill(struct rn_qp *qp, size_t limit)
 {
 	struct rn_qp_tx *t = &qp->tx;
 
-	while (qp->conn && tx_room(qp) && !marks_full(t)) {
+	while (qp->conn && tx_room(qp, limit) && !marks_full(t)) {
 		if (t->term_pending) {
 			frame_terminate(qp);
 			continue;
@@ -915,10 +1004,11 @@ void rn_qp_tx_pump(struct rn_qp *qp)
 	struct rn_qp_tx *t = &qp->tx;
 	uint64_t start = t->sent_total;
 
+	tx_released(qp);
 	while (qp->conn && t->sent_total - start < RN_TX_BUDGET) {
 		bool all;
 
-		tx_fill(qp);
+		tx_fill(qp, tx_limit(qp));
 		if (tx_empty(t))
 			break;
 		if (tx_flush(qp, &all) <= 0 || !all)

@@ -15,11 +15,13 @@
  *
  * Ownership rules (what a zero-copy engine must also honour)
  *   - sendv: the octets reported as accepted belong to the transport from the moment the call
- *     returns; the caller may reuse or free its buffers immediately. A zero-copy engine copies
- *     into its own transmit buffers (or pins and references them and completes later through a
- *     separate operation that this interface does not have yet). Octets not accepted stay the
- *     caller's: it retries with the rest. Partial acceptance may split an FPDU anywhere; framing
- *     is the caller's business.
+ *     returns; the caller may reuse or free its buffers immediately. Octets not accepted stay
+ *     the caller's: it retries with the rest. Partial acceptance may split an FPDU anywhere;
+ *     framing is the caller's business.
+ *   - sendv_ref (optional): as sendv, but the entries marked as references stay the caller's
+ *     memory, read by the transport until ref_released reports their batch; the caller keeps
+ *     them valid and unchanged until then. Memory that a deregistration takes away is
+ *     copied out by the transport first (rn_mem_holder_add): a reference never outlives it.
  *   - recv: copies received stream octets into the caller's buffer. The transport keeps no
  *     reference to it after the call. recv_lend (optional) hands out its own buffers
  *     instead, so that a user-space engine's receive costs no copy before placement; the
@@ -129,6 +131,23 @@ struct rn_transport_ops {
 	 * view owns them, not the handle), but not after the transport is freed. */
 	ssize_t (*recv_lend)(struct rn_conn *c, struct rn_rx_view *v, size_t len);
 
+	/* Streams, optional (NULL: sendv only). Zero-copy transmit: sendv, except that the
+	 * entries whose ref[i] is true are referenced, not copied, when the transport can (a
+	 * port whose driver copies at transmit). *held says whether any referenced octet of
+	 * this call was taken that way; then batch (increasing from call to call) is reported
+	 * by ref_released once no octet of it is referenced any more, after the peer
+	 * acknowledged it or the transport copied it out. Batches are released in order. */
+	ssize_t (*sendv_ref)(struct rn_conn *c, const struct iovec *iov, unsigned iovcnt,
+			     const bool *ref, uint64_t batch, bool *held);
+	/* The last batch released (0: none yet); clears the readiness its release caused. */
+	uint64_t (*ref_released)(struct rn_conn *c);
+
+	/* Streams, optional (NULL: unknown, try sendv). The octets sendv would take now (a
+	 * transport in record mode takes whole records only, so fewer may fit). 0 counts as a
+	 * refused sendv: the stream turns ready once space comes. Or a negative errno, as sendv.
+	 * Lets a caller that copies what sendv refuses frame only what fits. */
+	ssize_t (*send_space)(struct rn_conn *c);
+
 	/* true: fd() never turns writable; readability stands for every change (data, send
 	 * space, connect finished, end of stream, failure). Consumers try both directions when
 	 * it is readable. A user-space engine signals through an eventfd this way. */
@@ -234,9 +253,32 @@ static inline ssize_t rn_conn_recv_lend(struct rn_conn *c, struct rn_rx_view *v,
 	return c->ops->recv_lend(c, v, len);
 }
 
+/* -EOPNOTSUPP when the transport cannot tell. */
+static inline ssize_t rn_conn_send_space(struct rn_conn *c)
+{
+	return c->ops->send_space ? c->ops->send_space(c) : -EOPNOTSUPP;
+}
+
 static inline void rn_rx_view_release(struct rn_rx_view *v)
 {
 	v->release(v);
+}
+
+static inline bool rn_conn_can_ref(const struct rn_conn *c)
+{
+	return c->ops->sendv_ref != NULL;
+}
+
+/* Only where rn_conn_can_ref. */
+static inline ssize_t rn_conn_sendv_ref(struct rn_conn *c, const struct iovec *iov, unsigned n,
+					const bool *ref, uint64_t batch, bool *held)
+{
+	return c->ops->sendv_ref(c, iov, n, ref, batch, held);
+}
+
+static inline uint64_t rn_conn_ref_released(struct rn_conn *c)
+{
+	return c->ops->ref_released(c);
 }
 
 /* The stream's MSS, or 0 when the transport cannot tell. */

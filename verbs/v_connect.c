@@ -118,6 +118,27 @@ static ssize_t sv_llp_sendv(struct rn_conn *c, const struct iovec *iov, unsigned
 	return r;
 }
 
+static ssize_t sv_llp_sendv_ref(struct rn_conn *c, const struct iovec *iov, unsigned n,
+				const bool *ref, uint64_t batch, bool *held)
+{
+	struct sv_llp *w = sv_llp_of(c);
+	ssize_t r = rn_conn_sendv_ref(w->inner, iov, n, ref, batch, held);
+
+	if (r < 0 && r != -EAGAIN)
+		sv_llp_end(w);
+	return r;
+}
+
+static ssize_t sv_llp_send_space(struct rn_conn *c)
+{
+	return rn_conn_send_space(sv_llp_of(c)->inner);
+}
+
+static uint64_t sv_llp_ref_released(struct rn_conn *c)
+{
+	return rn_conn_ref_released(sv_llp_of(c)->inner);
+}
+
 /* A receive's result r: the end of stream or an error ends the stream. */
 static ssize_t sv_llp_received(struct sv_llp *w, ssize_t r)
 {
@@ -194,9 +215,9 @@ static int sv_llp_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t
 	return rn_conn_set_records(sv_llp_of(c)->inner, rec_len);
 }
 
-/* Four tables that differ only in ready_as_readable and recv_lend, properties of the wrapped
- * transport. */
-#define SV_LLP_OPS(ready, lend)                            \
+/* Eight tables that differ only in ready_as_readable, recv_lend and sendv_ref, properties of
+ * the wrapped transport. */
+#define SV_LLP_OPS(ready, lend, ref)                       \
 	{                                                  \
 		.name = "softrnic-verbs-llp",              \
 		.listen = sv_llp_no_listen,                \
@@ -206,6 +227,7 @@ static int sv_llp_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t
 		.sendv = sv_llp_sendv,                     \
 		.recv = sv_llp_recv,                       \
 		.recv_lend = (lend) ? sv_llp_recv_lend : NULL, \
+		.send_space = (ref) ? sv_llp_send_space : NULL, \
 		.shutdown_write = sv_llp_shutdown_write,   \
 		.close = sv_llp_close,                     \
 		.abort = sv_llp_abort,                     \
@@ -214,11 +236,14 @@ static int sv_llp_set_records(struct rn_conn *c, size_t (*rec_len)(const uint8_t
 		.peer_addr = sv_llp_peer_addr,             \
 		.mss = sv_llp_mss,                         \
 		.set_records = sv_llp_set_records,         \
+		.sendv_ref = (ref) ? sv_llp_sendv_ref : NULL, \
+		.ref_released = (ref) ? sv_llp_ref_released : NULL, \
 		.ready_as_readable = (ready),              \
 	}
-static const struct rn_transport_ops sv_llp_ops[2][2] = {   /* [ready][lend] */
-	{ SV_LLP_OPS(false, false), SV_LLP_OPS(false, true) },
-	{ SV_LLP_OPS(true, false), SV_LLP_OPS(true, true) },
+#define SV_LLP_OPS2(ready, lend) { SV_LLP_OPS(ready, lend, false), SV_LLP_OPS(ready, lend, true) }
+static const struct rn_transport_ops sv_llp_ops[2][2][2] = {   /* [ready][lend][ref] */
+	{ SV_LLP_OPS2(false, false), SV_LLP_OPS2(false, true) },
+	{ SV_LLP_OPS2(true, false), SV_LLP_OPS2(true, true) },
 };
 
 /* ---- connect ----------------------------------------------------------------------------- */
@@ -237,7 +262,8 @@ int softrnic_qp_connect(struct ibv_qp *qp, struct rn_cm_handoff *h)
 	if (!w)
 		return ENOMEM;
 	*w = (struct sv_llp){ .base = { .ops = &sv_llp_ops[rn_conn_ready_as_readable(h->conn)]
-						       [rn_conn_can_lend(h->conn)] },
+						       [rn_conn_can_lend(h->conn)]
+						       [rn_conn_can_ref(h->conn)] },
 			      .inner = h->conn, .q = q };
 	sv_connect_ird_ord(q, &h->params);
 	h->conn = &w->base;

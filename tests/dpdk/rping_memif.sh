@@ -1,7 +1,8 @@
 #!/bin/sh
 # softrnic-rping, unchanged, between two processes over net_memif: the server process is the
 # memif server (198.51.100.1), the client process the memif client (198.51.100.2). RDMA runs on
-# softrnic's TCP engine; no kernel socket carries it. 100 verified pings, then 3 with -v.
+# softrnic's TCP engine; no kernel socket carries it. 100 verified pings, then 3 with -v, then
+# 30 of 64 KiB with CRC at MTU 9000, copied and sent by reference (tx_refs).
 # Usage: rping_memif.sh /path/to/softrnic-rping [extra options for both, e.g. -P]
 set -u
 TEST_NAME=dpdk_rping_memif
@@ -45,4 +46,9 @@ n=$(printf '%s\n' "$out" | grep -c '^ping data: softrnic-ping-')
 export SOFTRNIC_DPDK_MTU=9000 SOFTRNIC_MPA=crc
 run 30 -S 65536
 printf '%s\n' "$out" | grep -q '30 pings of 65536 bytes, verified' || fail "jumbo summary missing"
+# payload sent by reference from rping's registered buffers (key tx_refs), both ends
+export SOFTRNIC_DPDK_TX_REFS=on
+run 30 -S 65536
+printf '%s\n' "$out" | grep -q '30 pings of 65536 bytes, verified' || fail "tx_refs summary missing"
+! grep -q tx_refs "$DPDK_DIR/server.err" || fail "the server's port refused tx_refs"
 echo "$TEST_NAME: OK"

@@ -1,7 +1,9 @@
 /* The rn_transport over softrnic's TCP engine (rnic/rn_dpdk.h) between two DPDK ports of one
  * process: two net_memif ports (server and client role on one socket in a temp dir), each
  * with its own stack and poll thread. Listen, connect, sendv/recv both ways with the fds'
- * readiness seen through poll(), EOF, abort -> ECONNRESET, refused connect, record mode.
+ * readiness seen through poll(), EOF, abort -> ECONNRESET, refused connect, record mode;
+ * port A sends by reference (key tx_refs): release in order, and a deregistration's copy-out
+ * before the memory is unmapped.
  * Exits 77 (skip) when DPDK cannot start here. */
 #include <errno.h>
 #include <poll.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 #include <rte_mbuf.h>
 
 #include "rn_dpdk.h"
+#include "rn_mem.h"
 #include "tcp.h"
 
 #define IP_A "198.51.100.1"
@@ -201,6 +205,116 @@ static void test_send_space(void **state)
 	assert_true(ready);
 	rn_conn_abort(a);
 	rn_conn_abort(b);
+}
+
+/* Receive n pattern octets (seed) on r, checking each. */
+static void drain_check(struct rn_conn *r, size_t n, unsigned seed)
+{
+	static uint8_t in[65536];
+	size_t got = 0;
+	uint64_t end = now_ms() + 4 * WAIT_MS;
+
+	while (got < n) {
+		ssize_t m = rn_conn_recv(r, in, sizeof(in));
+
+		assert_true(now_ms() < end);
+		if (m <= 0) {
+			assert_int_equal(m, -EAGAIN);
+			wait_ready(r, 50);
+			continue;
+		}
+		for (ssize_t i = 0; i < m; i++)
+			assert_int_equal(in[i], pattern(got + (size_t)i, seed));
+		got += (size_t)m;
+	}
+}
+
+/* The last batch released on c, waiting (bounded) until it reaches want. */
+static uint64_t released_by(struct rn_conn *c, uint64_t want)
+{
+	uint64_t end = now_ms() + WAIT_MS, r;
+
+	while ((r = rn_conn_ref_released(c)) < want && now_ms() < end)
+		wait_ready(c, 20);
+	return r;
+}
+
+/* Zero-copy transmit: a header copied and the payload referenced, released in order once
+ * acknowledged. Then with B not reading, what A still holds (its send buffer behind B's
+ * closed window) is copied out by a deregistration (rn_mem holder): the memory is unmapped
+ * right after, and B still receives every octet as it was. */
+static void test_send_ref(void **state)
+{
+	const size_t chunk = 60000, total = 3u << 20;
+	struct rn_mem_limits lim = { .max_pd = 1, .max_mr = 4, .max_mw = 1, .max_pbl = 4 };
+	struct rn_dpdk_tp_stats st0, st1;
+	struct rn_conn *a, *b;
+	struct rn_mem *mem;
+	uint32_t pd;
+	rn_stag_t mr;
+	uint64_t batch = 0;
+	size_t sent = 0;
+	uint8_t hdr[16];
+	bool held = false;
+	(void)state;
+
+	uint8_t *buf = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(buf != MAP_FAILED);
+	memset(hdr, 0, sizeof(hdr));
+	pair(&a, &b);
+	assert_true(rn_conn_can_ref(a));
+	assert_false(rn_conn_can_ref(b)); /* port B copies (tx_refs off) */
+	/* one batch, released after the ACK */
+	for (size_t i = 0; i < chunk; i++)
+		buf[i] = pattern(sizeof(hdr) + i, 3);
+	for (size_t i = 0; i < sizeof(hdr); i++)
+		hdr[i] = pattern(i, 3);
+	struct iovec iov2[2] = { { hdr, sizeof(hdr) }, { buf, chunk } };
+	bool ref2[2] = { false, true };
+	assert_int_equal(rn_conn_sendv_ref(a, iov2, 2, ref2, 1, &held), (ssize_t)(chunk + 16));
+	assert_true(held);
+	memset(hdr, 0xee, sizeof(hdr)); /* copied: free to change */
+	drain_check(b, chunk + 16, 3);
+	assert_int_equal(released_by(a, 1), 1);
+	batch = 1;
+	/* fill A's send buffer behind B's window, by reference, from buf */
+	for (size_t i = 0; i < total; i++)
+		buf[i] = pattern(i, 4);
+	uint64_t end = now_ms() + WAIT_MS;
+	while (sent < total && now_ms() < end) {
+		size_t k = total - sent < chunk ? total - sent : chunk;
+		struct iovec iov = { buf + sent, k };
+		bool ref = true;
+		ssize_t w = rn_conn_sendv_ref(a, &iov, 1, &ref, batch + 1, &held);
+
+		if (w > 0) {
+			sent += (size_t)w;
+			assert_true(held);
+			batch++;
+		} else {
+			assert_int_equal(w, -EAGAIN);
+			if (!wait_ready(a, 300))
+				break; /* no more room: B's window and A's buffer are full */
+		}
+	}
+	assert_true(sent < total);
+	assert_true(rn_conn_ref_released(a) < batch); /* some still read from buf */
+	/* a deregistration copies them out before it returns */
+	rn_dpdk_transport_stats(tp_a, &st0);
+	assert_int_equal(rn_mem_create(&lim, &mem), RN_OK);
+	assert_int_equal(rn_mem_pd_alloc(mem, &pd), RN_OK);
+	assert_int_equal(rn_mem_reg_mr(mem, pd, buf, total, (uintptr_t)buf, 0, &mr), RN_OK);
+	assert_int_equal(rn_mem_dereg(mem, mr), RN_OK);
+	rn_dpdk_transport_stats(tp_a, &st1);
+	assert_int_equal(st1.ref_drops, st0.ref_drops + 1);
+	assert_int_equal(st1.ref_resets, st0.ref_resets);
+	assert_int_equal(released_by(a, batch), batch);
+	assert_int_equal(munmap(buf, total), 0);
+	drain_check(b, sent, 4);
+	rn_mem_pd_dealloc(mem, pd);
+	rn_mem_destroy(mem);
+	rn_conn_close(a);
+	rn_conn_close(b);
 }
 
 static void test_eof(void **state)
@@ -499,7 +613,7 @@ static void test_consumer_drives(void **state)
 }
 
 /* ---- set-up ------------------------------------------------------------------------------ */
-static int open_port(const char *name, const char *ip, struct rn_dpdk_port **p,
+static int open_port(const char *name, const char *ip, bool refs, struct rn_dpdk_port **p,
 		     const struct rn_transport **t)
 {
 	struct rn_dpdk_cfg cfg;
@@ -512,8 +626,8 @@ static int open_port(const char *name, const char *ip, struct rn_dpdk_port **p,
 		 "port = %s\nip = %s/24\n"
 		 /* two ports share EAL's 256 MiB: the transmit pool's default (sized to the free
 		  * heap at open) would leave the second port nothing */
-		 "tx_mbufs = 8191\n",
-		 dir, dir, name, ip);
+		 "tx_mbufs = 8191\ntx_refs = %s\n",
+		 dir, dir, name, ip, refs ? "on" : "off");
 	memset(&cfg, 0, sizeof(cfg));
 	rc = rn_dpdk_cfg_parse(&cfg, text, err, sizeof(err));
 	if (rc == 0)
@@ -540,15 +654,16 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_consumer_drives),
+		cmocka_unit_test(test_send_ref),
 	};
 	int rc;
 
 	snprintf(dir, sizeof(dir), "/tmp/srn-dpdk-XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		return 1;
-	if (open_port("net_memif0", IP_A, &port_a, &tp_a) != 0) {
+	if (open_port("net_memif0", IP_A, true, &port_a, &tp_a) != 0) {
 		rc = 77; /* DPDK cannot start here */
-	} else if (open_port("net_memif1", IP_B, &port_b, &tp_b) != 0) {
+	} else if (open_port("net_memif1", IP_B, false, &port_b, &tp_b) != 0) {
 		rc = 1;  /* it started: a second port must open too */
 	} else {
 		rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
  * Test names carry the acceptance-test IDs: mmNN = seed-memmgmt §6.12 item NN, tNN = seed-verbs
  * §9 TNN (the parts observable at this layer: the Terminate code the target would send, the
  * completion status, the verb status). */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "test_mem_util.h"
@@ -43,6 +44,44 @@ static void mm01_stag_shape_and_uniqueness(void **st)
 	assert_true(tries >= (int)(n - 1 - 1000) - 1);
 	free(s);
 	free(seen);
+	rn_mem_destroy(m);
+}
+
+/* ---- holders (zero-copy transmit): dereg and a translation rereg drop references ------ */
+static unsigned drops_a, drops_b;
+static void drop_a(void *arg) { drops_a += (unsigned)(uintptr_t)arg; }
+static void drop_b(void *arg) { drops_b += (unsigned)(uintptr_t)arg; }
+
+static void holders_drop_on_dereg(void **st)
+{
+	(void)st;
+	struct rn_mem *m = mk_mem(16, 4);
+	uint32_t pd = mk_pd(m);
+	rn_stag_t mr = mk_mr(m, pd, buf, 64, 0), mw = 0;
+
+	drops_a = drops_b = 0;
+	assert_int_equal(rn_mem_holder_add(drop_a, (void *)1), 0);
+	assert_int_equal(rn_mem_holder_add(drop_b, (void *)10), 0);
+	assert_int_equal(rn_mem_alloc_mw(m, pd, RN_MW_TYPE2, &mw), RN_OK);
+	assert_int_equal(rn_mem_dereg(m, mw), RN_OK); /* a window frees no memory */
+	assert_int_equal(drops_a + drops_b, 0);
+	assert_int_equal(rn_mem_rereg_mr(m, &mr, RN_REREG_TRANSLATION, pd, buf + PAGE, 64,
+					 (uintptr_t)(buf + PAGE), 0), RN_OK);
+	assert_int_equal(drops_a, 1);
+	assert_int_equal(drops_b, 10);
+	assert_int_equal(rn_mem_dereg(m, mr), RN_OK);
+	assert_int_equal(drops_a, 2);
+	rn_mem_holder_del(drop_b, (void *)10);
+	mr = mk_mr(m, pd, buf, 64, 0);
+	assert_int_equal(rn_mem_dereg(m, mr), RN_OK);
+	assert_int_equal(drops_a, 3);
+	assert_int_equal(drops_b, 20);
+	rn_mem_holder_del(drop_a, (void *)1);
+	for (unsigned i = 0; i < RN_MEM_HOLDERS; i++)
+		assert_int_equal(rn_mem_holder_add(drop_b, (void *)(uintptr_t)i), 0);
+	assert_int_equal(rn_mem_holder_add(drop_a, NULL), -ENOSPC);
+	for (unsigned i = 0; i < RN_MEM_HOLDERS; i++)
+		rn_mem_holder_del(drop_b, (void *)(uintptr_t)i);
 	rn_mem_destroy(m);
 }
 
@@ -1011,6 +1050,7 @@ int main(void)
 		cmocka_unit_test(t02_pd_in_use),
 		cmocka_unit_test(mm15_limits_no_leak),
 		cmocka_unit_test(bad_arguments),
+		cmocka_unit_test(holders_drop_on_dereg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

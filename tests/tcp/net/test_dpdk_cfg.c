@@ -44,6 +44,7 @@ static void test_good(void **state)
 		"mbufs = 4095\n"
 		"tx_mbufs = 64k\n"
 		"link_wait_ms = 0\n"
+		"tx_refs = on\n"
 		"\n";
 
 	(void)state;
@@ -65,6 +66,7 @@ static void test_good(void **state)
 	assert_int_equal(c.nb_mbufs, 4095);
 	assert_int_equal(c.nb_tx_mbufs, 65536);
 	assert_int_equal(c.link_wait_ms, 0);
+	assert_true(c.tx_refs);
 }
 
 static void test_defaults_and_netmask(void **state)
@@ -81,6 +83,7 @@ static void test_defaults_and_netmask(void **state)
 	assert_int_equal(c.nap_us, 50);
 	assert_int_equal(c.nb_tx_mbufs, 0); /* sized at open */
 	assert_int_equal(c.link_wait_ms, 2000);
+	assert_false(c.tx_refs);
 	assert_int_equal(c.cc, TCP_CC_NEWRENO);
 	assert_false(c.mac_set);
 	assert_int_equal(c.gateway, 0);
@@ -113,6 +116,7 @@ static void test_bad(void **state)
 		{ "ip = 198.51.100.1/24\nmbufs = 10", "'mbufs'" },
 		{ "ip = 198.51.100.1/24\ntx_mbufs = 10", "'tx_mbufs'" },
 		{ "ip = 198.51.100.1/24\nlink_wait_ms = 60001", "'link_wait_ms'" },
+		{ "ip = 198.51.100.1/24\ntx_refs = maybe", "'tx_refs'" },
 		{ "ip = 198.51.100.1/24\nport =", "'port'" },
 		{ "ip = 198.51.100.1/24\ncolour = blue", "unknown key 'colour'" },
 		{ "ip = 198.51.100.1/24\njust words", "line 2" },
