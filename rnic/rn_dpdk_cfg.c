@@ -130,7 +130,7 @@ static int set_mac(struct rn_dpdk_cfg *c, const char *v, char *why, size_t wl)
 static int set_mtu(struct rn_dpdk_cfg *c, const char *v, char *why, size_t wl)
 {
 	uint32_t x;
-	int rc = parse_u32(v, 576, 9000, &x, why, wl);
+	int rc = parse_u32(v, 576, 64000, &x, why, wl);
 
 	if (rc == 0)
 		c->mtu = (uint16_t)x;
@@ -224,7 +224,6 @@ void rn_dpdk_cfg_defaults(struct rn_dpdk_cfg *c)
 	c->cc = TCP_CC_NEWRENO;
 	c->spin_us = RN_DPDK_SPIN_US_DEFAULT;
 	c->nap_us = RN_DPDK_NAP_US_DEFAULT;
-	c->nb_mbufs = RN_DPDK_MBUFS_DEFAULT;
 	c->link_wait_ms = RN_DPDK_LINK_WAIT_MS_DEFAULT;
 }
 

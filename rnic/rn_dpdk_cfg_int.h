@@ -10,8 +10,11 @@
  * early by rn_dpdk_port_kick). docs/dpdk-port.md has the measurements. */
 #define RN_DPDK_SPIN_US_DEFAULT 200u
 #define RN_DPDK_NAP_US_DEFAULT 50u
-/* mbufs in the port's receive pool (2^n - 1 is what rte_mempool sizes best). */
+/* mbufs in the port's receive pool (2^n - 1 is what rte_mempool sizes best); above MTU
+ * 9000 the default shrinks so that the pool's memory stays what it is at 9000 (it would
+ * otherwise need 1 GiB at MTU 64000). */
 #define RN_DPDK_MBUFS_DEFAULT 16383u
+#define RN_DPDK_MBUFS_MIN 1023u
 /* How long an open waits for the link (memif: until the peer connects). */
 #define RN_DPDK_LINK_WAIT_MS_DEFAULT 2000u
 

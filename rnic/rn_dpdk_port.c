@@ -1072,6 +1072,19 @@ static void port_free(struct rn_dpdk_port *p)
 	free(p);
 }
 
+/* RN_DPDK_MBUFS_DEFAULT, or fewer in the same memory when frames exceed MTU 9000's. */
+static uint32_t rx_pool_default(const struct rn_dpdk_port *p)
+{
+	const uint64_t room9000 = RTE_ALIGN_CEIL(9000u + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN +
+						 256u, 1024u);
+	uint64_t room = port_room(p) - RTE_PKTMBUF_HEADROOM;
+	uint64_t n = RN_DPDK_MBUFS_DEFAULT * room9000 / room;
+
+	if (room <= room9000)
+		return RN_DPDK_MBUFS_DEFAULT;
+	return n < RN_DPDK_MBUFS_MIN ? RN_DPDK_MBUFS_MIN : (uint32_t)n;
+}
+
 static struct rn_dpdk_port *port_alloc(const struct rn_dpdk_cfg *cfg)
 {
 	struct rn_dpdk_port *p = calloc(1, sizeof(*p));
@@ -1080,10 +1093,10 @@ static struct rn_dpdk_port *port_alloc(const struct rn_dpdk_cfg *cfg)
 	if (p == NULL)
 		return NULL;
 	p->cfg = *cfg;
-	if (p->cfg.nb_mbufs == 0)
-		p->cfg.nb_mbufs = RN_DPDK_MBUFS_DEFAULT;
 	if (p->cfg.mtu == 0)
 		p->cfg.mtu = 1500;
+	if (p->cfg.nb_mbufs == 0)
+		p->cfg.nb_mbufs = rx_pool_default(p);
 	if (p->cfg.nap_us == 0)
 		p->cfg.nap_us = RN_DPDK_NAP_US_DEFAULT;
 	p->refs = 1;

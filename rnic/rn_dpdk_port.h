@@ -51,7 +51,7 @@ struct rn_dpdk_cfg {
 	uint32_t snd_buf, rcv_buf;
 	enum tcp_cc_algo cc;
 	uint32_t spin_us, nap_us;
-	uint32_t nb_mbufs;    /* key mbufs (receive pool); 0 = default */
+	uint32_t nb_mbufs;    /* key mbufs (receive pool); 0 = default (fewer above MTU 9000) */
 	uint32_t nb_tx_mbufs; /* key tx_mbufs (transmit pool); 0 = sized at open */
 	uint32_t link_wait_ms; /* key link_wait_ms; 0 = do not wait */
 	bool tx_refs;         /* key tx_refs: zero-copy transmit of RDMA payload (off) */

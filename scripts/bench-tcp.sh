@@ -10,12 +10,13 @@
 #   4. RDMA over the engine: apps/verbs/softrnic-perf RDMA Write 8 B latency and 64 KiB
 #      bandwidth between two processes over memif, against the issue's goals (p50 <= 1.2 us and
 #      >= 20x below kernel TCP ping-pong; 64 KiB with CRC on >= 1.5x iperf3, judged at MTU
-#      9000, with MTU 1500 and CRC off shown beside it). Latency twice: with the target
+#      BENCH_MTU (64000, as loopback's 65536 for iperf3), with MTU 9000 and 1500, CRC off, and
+#      zero-copy transmit (tx_refs) shown beside it). Latency twice: with the target
 #      polling its CQ while it spins (-P, judged) and spinning on memory only (the
 #      ib_write_lat pattern). A run that fails is reported as "did not complete";
 #      BENCH_RDMA=0 skips it and 5;
 #   5. the judged bandwidth: BENCH_ROUNDS rounds, each iperf3 then the RDMA Write 64 KiB
-#      run (CRC, MTU 9000); the goal is judged on the median of the rounds' ratios (the -P
+#      run (CRC, MTU BENCH_MTU); the goal is judged on the median of the rounds' ratios (the -P
 #      latency of 4 is judged on the median of BENCH_ROUNDS runs too). Each round starts
 #      with bench/tcp/xcopy, the cross-core copy baseline (2 s: one thread copies 9000-octet
 #      frames into a shared ring, the other copies them out, on the same two cores): no
@@ -26,7 +27,8 @@
 # Environment: BUILD_DIR (default build-bench-tcp, release, set up on first use),
 # BENCH_BYTES (default 2G), BENCH_PINGS (default 100000), BENCH_SECONDS (iperf3, default 5),
 # BENCH_CPUS "a,b" (default 0,1), BENCH_RDMA_ITERS (RDMA Write latency iterations, 10000),
-# BENCH_ROUNDS (the judged runs of sections 4 and 5, default 3).
+# BENCH_ROUNDS (the judged runs of sections 4 and 5, default 3), BENCH_MTU (the judged
+# bandwidth's MTU, default 64000).
 # Exit status: 0 done, 1 a run failed, 77 DPDK's memif PMD or iperf3 missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +37,7 @@ BYTES=${BENCH_BYTES:-2G}
 PINGS=${BENCH_PINGS:-100000}
 SECS=${BENCH_SECONDS:-5}
 ROUNDS=${BENCH_ROUNDS:-3}
+MTU=${BENCH_MTU:-64000}
 CPUS=${BENCH_CPUS:-0,1}
 C0=${CPUS%,*}
 C1=${CPUS#*,}
@@ -156,15 +159,17 @@ rdma_pair() {
 	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
 }
 
-# rdma_bw VAR MPA MTU: 64 KiB RDMA Write bandwidth in Gbit/s into VAR (0: did not complete),
-# with SOFTRNIC_MPA=MPA ("crc" or empty) and SOFTRNIC_DPDK_MTU=MTU on both sides.
+# rdma_bw VAR MPA MTU [TX_REFS]: 64 KiB RDMA Write bandwidth in Gbit/s into VAR (0: did not
+# complete), with SOFTRNIC_MPA=MPA ("crc" or empty), SOFTRNIC_DPDK_MTU=MTU and
+# SOFTRNIC_DPDK_TX_REFS (default off) on both sides.
 rdma_bw() {
-	local name="rbw-${2:-nocrc}-$3" bw=0
-	if rdma_pair "$name" "-t write -s 65536 -n 20000" SOFTRNIC_MPA="$2" SOFTRNIC_DPDK_MTU="$3"; then
+	local name="rbw-${2:-nocrc}-$3-${4:-off}" bw=0
+	if rdma_pair "$name" "-t write -s 65536 -n 20000" SOFTRNIC_MPA="$2" SOFTRNIC_DPDK_MTU="$3" \
+		SOFTRNIC_DPDK_TX_REFS="${4:-off}"; then
 		# bytes iters peak avg[MiB/s] rate
 		bw=$(awk '$1 == 65536 && NF >= 5 { printf "%.3f", $4 * 1048576 * 8 / 1e9 }' \
 			"$T/$name.cli" | tail -1)
-		echo "RDMA Write 64 KiB bandwidth, MPA ${2:-nocrc}, MTU $3: $bw Gbit/s"
+		echo "RDMA Write 64 KiB bandwidth, MPA ${2:-nocrc}, MTU $3, tx_refs ${4:-off}: $bw Gbit/s"
 	else
 		echo "RDMA Write 64 KiB bandwidth over memif, MPA ${2:-nocrc}, MTU $3: did not complete" \
 			"(client: $(grep -v '^EAL\|^rte_pmd' "$T/$name.cli" | tail -1);" \
@@ -201,19 +206,21 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 		echo "RDMA Write 8 B latency (memory spin) over memif: did not complete$PAIR_NOTE"
 	fi
 	# The goal asks for CRC on (SOFTRNIC_MPA=crc on both sides: MPA negotiates CRC32c); it
-	# is judged at MTU 9000, what a local memif link would be given (iperf3's loopback runs
-	# at 64 KiB); MTU 1500 and CRC off are shown beside it.
+	# is judged at MTU BENCH_MTU, what a local memif link is given as iperf3's loopback runs
+	# at 65536; MTU 9000 and 1500, CRC off and zero-copy transmit are shown beside it.
 	rdma_bw wbw1500 crc 1500
-	rdma_bw wbwnc "" 9000
+	rdma_bw wbw9k crc 9000
+	rdma_bw wbwnc "" "$MTU"
+	rdma_bw wbwzc crc "$MTU" on
 	# Judged on ROUNDS rounds, each an iperf3 run right before the RDMA run, by the median
 	# of the rounds' ratios: both swing by 30 % within minutes on these shared machines.
-	echo "-- 5. the judged bandwidth: $ROUNDS rounds of iperf3 (${SECS} s), then RDMA Write 64 KiB (CRC, MTU 9000)"
+	echo "-- 5. the judged bandwidth: $ROUNDS rounds of iperf3 (${SECS} s), then RDMA Write 64 KiB (CRC, MTU $MTU)"
 	bw_rounds=""
 	for r in $(seq "$ROUNDS"); do
 		"$X" "$C1" "$C0" 2 >"$T/xcopy$r" || die "xcopy failed"
 		xc=$(field "$T/xcopy$r" xcopy: gbit_s)
 		iperf3_loopback "$SECS"
-		rdma_bw wbw crc 9000
+		rdma_bw wbw crc "$MTU"
 		echo "round $r: cross-core copy $xc Gbit/s, iperf3 $ip_gbps Gbit/s, RDMA Write $wbw Gbit/s"
 		bw_rounds+="$ip_gbps:$wbw:${xc:-0} "
 	done
@@ -221,12 +228,15 @@ fi
 
 echo "== summary"
 python3 - "$eng_gbps" "$eng9k_gbps" "$ip1_gbps" "$e50" "$e99" "$k50" "$k99" "$r50" "$r99" \
-	"${wbw1500:-0}" "${wbwnc:-0}" "${lat_rounds:-}" "${bw_rounds:-}" <<'EOF'
+	"${wbw1500:-0}" "${wbwnc:-0}" "${wbw9k:-0}" "${wbwzc:-0}" "$MTU" "${lat_rounds:-}" \
+	"${bw_rounds:-}" <<'EOF'
 import statistics, sys
-eg, eg9, ig, e50, e99, k50, k99, r50, r99, wbw1500, wbwnc = map(float, sys.argv[1:12])
+eg, eg9, ig, e50, e99, k50, k99, r50, r99, wbw1500, wbwnc, wbw9k, wbwzc, mtu = \
+    map(float, sys.argv[1:15])
+mtu = int(mtu)
 def pairs(arg):
     return [tuple(map(float, a.split(":"))) for a in arg.split()]
-lats, rounds3 = pairs(sys.argv[12]), pairs(sys.argv[13])
+lats, rounds3 = pairs(sys.argv[15]), pairs(sys.argv[16])
 rounds = [(i, w) for i, w, _ in rounds3]
 print(f"bulk      engine/memif {eg:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg/ig:6.2f}x")
 print(f"bulk 9000 engine/memif {eg9:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg9/ig:6.2f}x")
@@ -242,8 +252,12 @@ if lat:
     print(f"rdma      write 8 B    goal p50<=1.2us and >=20x: {ok}")
 if wbw1500 > 0:
     print(f"rdma      write 64 KiB {wbw1500:8.3f} Gbit/s   write/iperf3 {wbw1500/ig:6.2f}x   (CRC on, MTU 1500)")
+if wbw9k > 0:
+    print(f"rdma      write 64 KiB {wbw9k:8.3f} Gbit/s   write/iperf3 {wbw9k/ig:6.2f}x   (CRC on, MTU 9000)")
 if wbwnc > 0:
-    print(f"rdma      write 64 KiB {wbwnc:8.3f} Gbit/s   write/iperf3 {wbwnc/ig:6.2f}x   (CRC off, MTU 9000)")
+    print(f"rdma      write 64 KiB {wbwnc:8.3f} Gbit/s   write/iperf3 {wbwnc/ig:6.2f}x   (CRC off, MTU {mtu})")
+if wbwzc > 0:
+    print(f"rdma      write 64 KiB {wbwzc:8.3f} Gbit/s   write/iperf3 {wbwzc/ig:6.2f}x   (CRC on, MTU {mtu}, tx_refs on)")
 done = [(i, w) for i, w in rounds if i > 0 and w > 0]
 if done:
     ratio = statistics.median(w / i for i, w in done)
@@ -251,7 +265,7 @@ if done:
     per = " ".join(f"{w / i:.2f}" for i, w in done)
     wm = statistics.median(w for _, w in done)
     im = statistics.median(i for i, _ in done)
-    print(f"rdma      write 64 KiB {wm:8.3f} Gbit/s   iperf3/lo {im:8.3f} Gbit/s   (CRC on, MTU 9000; medians of {len(done)}/{len(rounds)} rounds)")
+    print(f"rdma      write 64 KiB {wm:8.3f} Gbit/s   iperf3/lo {im:8.3f} Gbit/s   (CRC on, MTU {mtu}; medians of {len(done)}/{len(rounds)} rounds)")
     print(f"rdma      write/iperf3 per round {per}   median {ratio:.2f}x   goal >=1.5x: {ok}")
     xc = [x for _, _, x in rounds3]
     print(f"baseline  cross-core copy per round {' '.join(f'{x:.1f}' for x in xc)} Gbit/s"

@@ -27,7 +27,7 @@ struct net_if_cfg {
 	uint32_t ip;           /* network order, not 0 */
 	uint8_t prefix_len;    /* 1..32 */
 	uint32_t gateway;      /* network order; 0 = none (only the subnet is reachable) */
-	uint16_t mtu;          /* IP MTU; 0 = 1500; 576..9000 */
+	uint16_t mtu;          /* IP MTU; 0 = 1500; 576..64000 */
 	struct rte_mempool *pool; /* mbufs for everything transmitted */
 	net_tx_fn tx;
 	void *tx_arg;

@@ -30,7 +30,7 @@ static int net_cfg_check(const struct net_if_cfg *c)
 
 	if (c->ip == 0 || c->prefix_len < 1 || c->prefix_len > 32)
 		return -EINVAL;
-	if (c->mtu != 0 && (c->mtu < 576 || c->mtu > 9000))
+	if (c->mtu != 0 && (c->mtu < 576 || c->mtu > 64000))
 		return -EINVAL;
 	if (c->pool == NULL || c->tx == NULL)
 		return -EINVAL;

@@ -2,7 +2,7 @@
 # softrnic-rping, unchanged, between two processes over net_memif: the server process is the
 # memif server (198.51.100.1), the client process the memif client (198.51.100.2). RDMA runs on
 # softrnic's TCP engine; no kernel socket carries it. 100 verified pings, then 3 with -v, then
-# 30 of 64 KiB with CRC at MTU 9000, copied and sent by reference (tx_refs).
+# 30 of 64 KiB with CRC at MTU 9000, copied and sent by reference (tx_refs), and at MTU 64000.
 # Usage: rping_memif.sh /path/to/softrnic-rping [extra options for both, e.g. -P]
 set -u
 TEST_NAME=dpdk_rping_memif
@@ -51,4 +51,9 @@ export SOFTRNIC_DPDK_TX_REFS=on
 run 30 -S 65536
 printf '%s\n' "$out" | grep -q '30 pings of 65536 bytes, verified' || fail "tx_refs summary missing"
 ! grep -q tx_refs "$DPDK_DIR/server.err" || fail "the server's port refused tx_refs"
+# the largest MTU (a local link, as loopback's 65536): one FPDU per 64 KiB message,
+# referenced in two chunks of at most 32 KiB
+export SOFTRNIC_DPDK_MTU=64000
+run 30 -S 65536
+printf '%s\n' "$out" | grep -q '30 pings of 65536 bytes, verified' || fail "MTU 64000 summary missing"
 echo "$TEST_NAME: OK"

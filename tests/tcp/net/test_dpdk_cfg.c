@@ -75,6 +75,9 @@ static void test_defaults_and_netmask(void **state)
 	char err[512] = "";
 
 	(void)state;
+	assert_int_equal(rn_dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nmtu = 64000", err, sizeof(err)), 0);
+	assert_int_equal(c.mtu, 64000); /* the largest: a local memif link, as loopback's 65536 */
+	assert_int_equal(c.nb_mbufs, 0);  /* sized by the port from the MTU */
 	assert_int_equal(rn_dpdk_cfg_parse(&c, "ip = 10.1.2.3/255.255.0.0", err, sizeof(err)), 0);
 	assert_int_equal(c.prefix_len, 16);
 	assert_string_equal(c.port, "0");
@@ -102,6 +105,7 @@ static void test_bad(void **state)
 		{ "ip = 10.0.0.1/255.0.255.0", "'ip'" },
 		{ "ip = 0.0.0.0/24", "'ip'" },
 		{ "ip = 198.51.100.1/24\nmtu = 100", "'mtu'" },
+		{ "ip = 198.51.100.1/24\nmtu = 64001", "'mtu'" },
 		{ "ip = 198.51.100.1/24\nmtu = 1500x", "'mtu'" },
 		{ "ip = 198.51.100.1/24\nmtu = -1", "'mtu'" },
 		{ "ip = 198.51.100.1/24\nmac = 01:00:00:00:00:01", "'mac'" },

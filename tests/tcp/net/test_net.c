@@ -719,6 +719,8 @@ static void test_create_bad(void **state)
 	c.tx = cap_tx;
 	c.mtu = 100;
 	assert_int_equal(net_if_create(&c, &nif), -EINVAL);
+	c.mtu = 64001;
+	assert_int_equal(net_if_create(&c, &nif), -EINVAL);
 	c.mtu = 0;
 	c.prefix_len = 33;
 	assert_int_equal(net_if_create(&c, &nif), -EINVAL);
