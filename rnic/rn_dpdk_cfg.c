@@ -185,17 +185,31 @@ static int set_tx_mbufs(struct rn_dpdk_cfg *c, const char *v, char *why, size_t 
 	return parse_u32(v, 1023, 1048575, &c->nb_tx_mbufs, why, wl);
 }
 
-static int set_tx_refs(struct rn_dpdk_cfg *c, const char *v, char *why, size_t wl)
+static int parse_onoff(const char *v, bool *out, char *why, size_t wl)
 {
 	if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
-		c->tx_refs = true;
+		*out = true;
 	else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
-		c->tx_refs = false;
+		*out = false;
 	else {
 		snprintf(why, wl, "'%s' is not on or off", v);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int set_tx_refs(struct rn_dpdk_cfg *c, const char *v, char *why, size_t wl)
+{
+	return parse_onoff(v, &c->tx_refs, why, wl);
+}
+
+static int set_memif_csum(struct rn_dpdk_cfg *c, const char *v, char *why, size_t wl)
+{
+	bool on;
+	int rc = parse_onoff(v, &on, why, wl);
+
+	c->memif_csum_off = rc == 0 && !on;
+	return rc;
 }
 
 static int set_link_wait(struct rn_dpdk_cfg *c, const char *v, char *why, size_t wl)
@@ -213,6 +227,7 @@ static const struct {
 	{ "cc", set_cc },         { "spin_us", set_spin },  { "nap_us", set_nap },
 	{ "mbufs", set_mbufs },   { "tx_mbufs", set_tx_mbufs },
 	{ "link_wait_ms", set_link_wait }, { "tx_refs", set_tx_refs },
+	{ "memif_csum", set_memif_csum },
 };
 #define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
 
@@ -243,7 +258,8 @@ int rn_dpdk_cfg_set(struct rn_dpdk_cfg *c, const char *key, const char *val, con
 	}
 	snprintf(err, errlen,
 		 "DPDK configuration, %s: unknown key '%s' (known: eal port ip gw mac mtu pcap "
-		 "sndbuf rcvbuf cc spin_us nap_us mbufs tx_mbufs link_wait_ms tx_refs)", where, key);
+		 "sndbuf rcvbuf cc spin_us nap_us mbufs tx_mbufs link_wait_ms tx_refs memif_csum)",
+		 where, key);
 	return -EINVAL;
 }
 
@@ -337,7 +353,7 @@ int rn_dpdk_cfg_parse(struct rn_dpdk_cfg *cfg, const char *text, char *err, size
 
 static const char *const env_keys[] = { "eal", "port", "ip", "gw", "mac", "mtu", "pcap",
 					"sndbuf", "rcvbuf", "cc", "spin_us", "nap_us", "mbufs",
-					"tx_mbufs", "link_wait_ms", "tx_refs" };
+					"tx_mbufs", "link_wait_ms", "tx_refs", "memif_csum" };
 
 static int cfg_read_file(const char *path, char **out, char *err, size_t errlen)
 {

@@ -50,6 +50,7 @@ struct rn_dpdk_port {
 	char name[RTE_ETH_NAME_MAX_LEN];
 	bool multi_seg;                /* the port takes mbuf chains */
 	bool tx_refs;                  /* frames may reference caller memory (key tx_refs) */
+	bool csum_trust;               /* memif_csum off: received TCP checksums are not checked */
 	bool tx_prepare;               /* checksum offloads in use: rte_eth_tx_prepare */
 	struct rte_mempool *pool;      /* receive: only the rx queue takes from it */
 	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
@@ -467,6 +468,31 @@ static int port_fail(char *err, size_t errlen, const char *what, int rc, const c
 	return rc < 0 ? rc : -EIO;
 }
 
+static bool port_is_memif(const struct rte_eth_dev_info *di);
+
+/* Key memif_csum = off: two processes on one host share the memif ring, so nothing on the
+ * way can corrupt a frame; like Linux on loopback, the stack then neither computes the TCP
+ * checksum on transmit (it leaves the pseudo-header's sum, as for an offload, and the frame
+ * carries that) nor checks it on receive. Both ends must say so: a peer that checks would
+ * drop every segment. The IPv4 header's checksum is still made and checked (20 octets).
+ * MPA's CRC32c, when negotiated, still covers the RDMA payload end to end. memif only. */
+static void port_csum_trust(struct rn_dpdk_port *p, const struct rte_eth_dev_info *di,
+			    struct net_if_cfg *nc)
+{
+	if (!p->cfg.memif_csum_off)
+		return;
+	if (!port_is_memif(di)) {
+		fprintf(stderr, "softrnic: port %s: memif_csum = off is for memif ports only; "
+			"driver %s keeps TCP checksums\n", p->name,
+			di->driver_name ? di->driver_name : "?");
+		return;
+	}
+	p->csum_trust = true;
+	nc->tx_tcp_cksum = true;
+	nc->rx_cksum = true;  /* the L4 flag below; the IPv4 flag stays unknown: checked */
+	p->tx_prepare = nc->tx_ip_cksum; /* memif has no tx_prepare for the TCP sum */
+}
+
 /* Offloads: use what the port offers; tell the stack through its net_if_cfg. */
 static void port_offloads(struct rn_dpdk_port *p, const struct rte_eth_dev_info *di,
 			  struct rte_eth_conf *conf, struct net_if_cfg *nc)
@@ -490,6 +516,7 @@ static void port_offloads(struct rn_dpdk_port *p, const struct rte_eth_dev_info 
 		nc->rx_cksum = true;
 	}
 	p->tx_prepare = nc->tx_ip_cksum || nc->tx_tcp_cksum;
+	port_csum_trust(p, di, nc);
 }
 
 static int port_mtu_mac(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err, size_t el)
@@ -781,6 +808,9 @@ static int port_pass(struct rn_dpdk_port *p, uint64_t *next_ns)
 		p->st.rx_bursts++;
 		p->st.rx_pkts += n;
 		for (uint16_t i = 0; i < n; i++) {
+			if (p->csum_trust)
+				pkts[i]->ol_flags = (pkts[i]->ol_flags & ~RTE_MBUF_F_RX_L4_CKSUM_MASK) |
+						    RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 			p->st.rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 			if (p->pcap != NULL)
 				rn_dpdk_pcap_frame(p->pcap, pkts[i]);

@@ -55,6 +55,7 @@ struct rn_dpdk_cfg {
 	uint32_t nb_tx_mbufs; /* key tx_mbufs (transmit pool); 0 = sized at open */
 	uint32_t link_wait_ms; /* key link_wait_ms; 0 = do not wait */
 	bool tx_refs;         /* key tx_refs: zero-copy transmit of RDMA payload (off) */
+	bool memif_csum_off;  /* key memif_csum = off: a memif link without TCP checksums */
 };
 
 /* 0, or -ENOENT when no configuration is given at all (no SOFTRNIC_DPDK_CONF nor

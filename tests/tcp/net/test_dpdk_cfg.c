@@ -45,6 +45,7 @@ static void test_good(void **state)
 		"tx_mbufs = 64k\n"
 		"link_wait_ms = 0\n"
 		"tx_refs = on\n"
+		"memif_csum = off\n"
 		"\n";
 
 	(void)state;
@@ -67,6 +68,7 @@ static void test_good(void **state)
 	assert_int_equal(c.nb_tx_mbufs, 65536);
 	assert_int_equal(c.link_wait_ms, 0);
 	assert_true(c.tx_refs);
+	assert_true(c.memif_csum_off);
 }
 
 static void test_defaults_and_netmask(void **state)
@@ -87,6 +89,7 @@ static void test_defaults_and_netmask(void **state)
 	assert_int_equal(c.nb_tx_mbufs, 0); /* sized at open */
 	assert_int_equal(c.link_wait_ms, 2000);
 	assert_false(c.tx_refs);
+	assert_false(c.memif_csum_off);
 	assert_int_equal(c.cc, TCP_CC_NEWRENO);
 	assert_false(c.mac_set);
 	assert_int_equal(c.gateway, 0);
@@ -121,6 +124,7 @@ static void test_bad(void **state)
 		{ "ip = 198.51.100.1/24\ntx_mbufs = 10", "'tx_mbufs'" },
 		{ "ip = 198.51.100.1/24\nlink_wait_ms = 60001", "'link_wait_ms'" },
 		{ "ip = 198.51.100.1/24\ntx_refs = maybe", "'tx_refs'" },
+		{ "ip = 198.51.100.1/24\nmemif_csum = no", "'memif_csum'" },
 		{ "ip = 198.51.100.1/24\nport =", "'port'" },
 		{ "ip = 198.51.100.1/24\ncolour = blue", "unknown key 'colour'" },
 		{ "ip = 198.51.100.1/24\njust words", "line 2" },
