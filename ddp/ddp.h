@@ -185,6 +185,10 @@ int ddp_seg_init(struct ddp_seg_iter *it, const struct ddp_hdr *tmpl, uint64_t m
 
 /* Yield the next segment; false when the message is exhausted. */
 bool ddp_seg_next(struct ddp_seg_iter *it, struct ddp_seg *seg);
+/* The same, with at most max (>= 1) payload octets in this segment: a shorter segment is
+ * as valid (RFC 5041 5.2 leaves the sizes to the sender), for a sender whose LLP takes
+ * only so much now. ddp_seg_count then no longer holds. */
+bool ddp_seg_next_max(struct ddp_seg_iter *it, struct ddp_seg *seg, uint32_t max);
 
 /* Number of segments ddp_seg_next() will yield (>= 1). */
 uint64_t ddp_seg_count(const struct ddp_seg_iter *it);

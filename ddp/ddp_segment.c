@@ -49,6 +49,12 @@ int ddp_seg_init(struct ddp_seg_iter *it, const struct ddp_hdr *tmpl, uint64_t m
 
 bool ddp_seg_next(struct ddp_seg_iter *it, struct ddp_seg *seg)
 {
+	return ddp_seg_next_max(it, seg, UINT32_MAX);
+}
+
+bool ddp_seg_next_max(struct ddp_seg_iter *it, struct ddp_seg *seg, uint32_t max)
+{
+	uint32_t most = max == 0 || max > it->max_payload ? it->max_payload : max;
 	uint64_t left;
 
 	if (it->done)
@@ -56,7 +62,7 @@ bool ddp_seg_next(struct ddp_seg_iter *it, struct ddp_seg *seg)
 	left = it->msg_len - it->off;
 	seg->hdr = it->tmpl;
 	seg->payload_off = it->off;
-	seg->payload_len = left > it->max_payload ? it->max_payload : (uint32_t)left;
+	seg->payload_len = left > most ? most : (uint32_t)left;
 	if (it->tmpl.tagged)
 		seg->hdr.to = it->tmpl.to + it->off;
 	else

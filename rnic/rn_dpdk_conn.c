@@ -685,9 +685,9 @@ static size_t rx_copy(struct dp_conn *h, uint8_t *buf, size_t len)
 	return got;
 }
 
-/* 0 arms the send-space signal as a refused sendv does (note_send): the engine calls
- * on_writable after the next acknowledgement that leaves room. */
-static ssize_t dp_send_space(struct rn_conn *c)
+/* Less than need arms the send-space signal as a refused sendv does (note_send): the engine
+ * calls on_writable after the next acknowledgement that leaves room. */
+static ssize_t dp_send_space(struct rn_conn *c, size_t need)
 {
 	struct dp_conn *h = to_dp(c);
 	ssize_t n;
@@ -702,7 +702,7 @@ static ssize_t dp_send_space(struct rn_conn *c)
 		n = 0; /* connecting: the connect result is what wakes the consumer */
 	} else {
 		n = tcp_conn_send_space(h->tc);
-		if (n == 0) {
+		if ((size_t)n < need) {
 			h->write_wait = true;
 			tcp_conn_want_writable(h->tc);
 		}

@@ -51,6 +51,8 @@ enum tx_mark_kind { MARK_SQ, MARK_RRESP, MARK_DONE };
 #define RN_TX_ZC_MIN 1024u            /* smaller segment payloads are copied */
 #define RN_TX_SEG_ENTS 40u            /* entries one zero-copy FPDU may need (else it is copied) */
 #define RN_TX_HELD 64u                /* sendv_ref batches the transport may hold (power of two) */
+#define RN_TX_FPDU_FRAMING 32u        /* MPA + DDP/RDMAP header, pad, CRC: at most (no markers) */
+#define RN_TX_SPACE_MIN (RN_TX_ZC_MIN + RN_TX_FPDU_FRAMING) /* less send space: wait for more */
 
 /* One gather entry of the transmit queue: ext NULL = the next len octets of buf (headers,
  * trailers, copied FPDUs), else len octets at ext (payload in registered memory, referenced
@@ -114,9 +116,12 @@ struct rn_qp_tx {
 	uint64_t queued_total, sent_total;
 	struct tx_mark marks[RN_TX_MARKS];
 	uint32_t mhead, mtail;          /* absolute mark counters */
+	uint32_t mscan;                 /* marks before it were looked at (tx_marks) */
 	struct tx_held held[RN_TX_HELD];
 	uint32_t hhead, htail;          /* absolute counters of held batches */
 	uint64_t batch_seq;             /* the last sendv_ref batch number used */
+	bool space_known;               /* the transport told its send space (send_space) */
+	size_t limit;                   /* this fill's queue limit (tx_limit) */
 	uint32_t mulpdu, max_fpdu;
 	uint8_t *bounce;                /* one segment's payload, gathered */
 	/* the message being segmented */

@@ -41,9 +41,11 @@ void rn_qp_tx_reset(struct rn_qp *qp)
 	t->ehead = t->etail = 0;
 	t->eoff = t->ext_bytes = 0;
 	t->queued_total = t->sent_total = 0;
-	t->mhead = t->mtail = 0;
+	t->mhead = t->mtail = t->mscan = 0;
 	t->hhead = t->htail = 0;
 	t->batch_seq = 0;
+	t->space_known = false;
+	t->limit = RN_TX_BUF;
 	t->cur = TXM_NONE;
 	t->rr_turn = false;
 	t->stopped = false;
@@ -63,7 +65,7 @@ void rn_qp_tx_drop(struct rn_qp *qp)
 	qp->tx.head = qp->tx.tail = 0;
 	qp->tx.ehead = qp->tx.etail = 0;
 	qp->tx.eoff = qp->tx.ext_bytes = 0;
-	qp->tx.mhead = qp->tx.mtail;
+	qp->tx.mhead = qp->tx.mscan = qp->tx.mtail;
 	qp->tx.hhead = qp->tx.htail;   /* the stream closed or aborted with it */
 	qp->tx.term_pending = false;
 	qp->tx.cur = TXM_NONE;
@@ -112,6 +114,8 @@ static bool tx_room(struct rn_qp *qp, size_t limit)
 	}
 	if (t->tail - t->head + t->ext_bytes >= limit)
 		return false;   /* enough is queued */
+	if (t->space_known && limit - (t->tail - t->head + t->ext_bytes) < RN_TX_SPACE_MIN)
+		return false;   /* the transport's signal brings us back with more room */
 	if (t->etail - t->ehead > RN_TX_ENTS - RN_TX_SEG_ENTS)
 		return false;
 	return t->cap - t->tail - t->ext_bytes >= t->max_fpdu;
@@ -235,22 +239,29 @@ static bool tx_held_before(const struct rn_qp_tx *t, uint64_t end)
 static void tx_marks(struct rn_qp *qp)
 {
 	struct rn_qp_tx *t = &qp->tx;
-	bool waiting = false;
 
-	for (uint32_t i = t->mhead; i != t->mtail; i++) {
-		struct tx_mark *m = &t->marks[i % RN_TX_MARKS];
+	/* [mhead, mscan): handed over, Read Responses among them done, Sends / Writes waiting;
+	 * held batches are released in order, so the waiting ones go from the oldest on */
+	while (t->mhead != t->mscan) {
+		struct tx_mark *m = &t->marks[t->mhead % RN_TX_MARKS];
+
+		if (m->kind == MARK_SQ && tx_held_before(t, m->end))
+			break;
+		if (m->kind != MARK_DONE)
+			mark_reached(qp, m);
+		t->mhead++;
+	}
+	for (; t->mscan != t->mtail; t->mscan++) {
+		struct tx_mark *m = &t->marks[t->mscan % RN_TX_MARKS];
 
 		if (m->end > t->sent_total)
 			break;
-		if (m->kind == MARK_SQ && tx_held_before(t, m->end)) {
-			waiting = true;
-			continue;
-		}
-		if (m->kind != MARK_DONE)
-			mark_reached(qp, m);
+		if (m->kind == MARK_SQ && (t->mhead != t->mscan || tx_held_before(t, m->end)))
+			continue;   /* waits, behind or for a held batch */
+		mark_reached(qp, m);
 		m->kind = MARK_DONE;
-		if (!waiting)
-			t->mhead = i + 1;
+		if (t->mhead == t->mscan)
+			t->mhead++;
 	}
 }
 
@@ -941,6 +952,17 @@ static void message_framed(struct rn_qp *qp)
 }
 
 /* Frame the next segment of the current message. */
+/* Payload octets the next segment may carry: what the transport's known space leaves after
+ * what is queued and one FPDU's framing (0: no cap). */
+static uint32_t seg_cap(const struct rn_qp_tx *t)
+{
+	size_t queued = t->tail - t->head + t->ext_bytes;
+
+	if (!t->space_known || t->limit < queued + RN_TX_SPACE_MIN)
+		return 0;
+	return (uint32_t)(t->limit - queued - RN_TX_FPDU_FRAMING);
+}
+
 static int encode_segment(struct rn_qp *qp)
 {
 	struct rn_qp_tx *t = &qp->tx;
@@ -948,7 +970,7 @@ static int encode_segment(struct rn_qp *qp)
 	const uint8_t *pl;
 	struct ddp_seg s;
 
-	if (!ddp_seg_next(&t->it, &s)) {
+	if (!ddp_seg_next_max(&t->it, &s, seg_cap(t))) {
 		t->cur = TXM_NONE;
 		return 0;
 	}
@@ -968,14 +990,17 @@ static int encode_segment(struct rn_qp *qp)
 }
 
 /* What to queue at most: what the transport takes now when it can tell (rn_conn_send_space;
- * 0 arms its send-space signal), else RN_TX_BUF. Octets sendv refuses are copied before the
- * pump returns (tx_materialize): on the DPDK engine, whose send buffer stays full while the
- * window limits, framing RN_TX_BUF each time copied almost every payload octet twice (10 % of
- * the initiator's core at 64 KiB Writes). An error is left to sendv to report. */
+ * less than RN_TX_SPACE_MIN arms its send-space signal), else RN_TX_BUF. Octets sendv
+ * refuses are copied before the pump returns (tx_materialize): on the DPDK engine, whose send
+ * buffer stays full while the window limits, framing RN_TX_BUF each time copied almost every
+ * payload octet twice (10 % of the initiator's core at 64 KiB Writes); and one FPDU of up to
+ * 64 KiB (MTU 64000) framed into a smaller space was refused whole. So with a known space
+ * the segments are cut to fit it (encode_segment). An error is left to sendv to report. */
 static size_t tx_limit(struct rn_qp *qp)
 {
-	ssize_t sp = rn_conn_send_space(qp->conn);
+	ssize_t sp = rn_conn_send_space(qp->conn, RN_TX_SPACE_MIN);
 
+	qp->tx.space_known = sp >= 0;
 	return sp >= 0 && (size_t)sp < RN_TX_BUF ? (size_t)sp : RN_TX_BUF;
 }
 
@@ -984,6 +1009,7 @@ static void tx_fill(struct rn_qp *qp, size_t limit)
 {
 	struct rn_qp_tx *t = &qp->tx;
 
+	t->limit = limit;
 	while (qp->conn && tx_room(qp, limit) && !marks_full(t)) {
 		if (t->term_pending) {
 			frame_terminate(qp);

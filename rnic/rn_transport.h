@@ -143,10 +143,10 @@ struct rn_transport_ops {
 	uint64_t (*ref_released)(struct rn_conn *c);
 
 	/* Streams, optional (NULL: unknown, try sendv). The octets sendv would take now (a
-	 * transport in record mode takes whole records only, so fewer may fit). 0 counts as a
-	 * refused sendv: the stream turns ready once space comes. Or a negative errno, as sendv.
-	 * Lets a caller that copies what sendv refuses frame only what fits. */
-	ssize_t (*send_space)(struct rn_conn *c);
+	 * transport in record mode takes whole records only, so fewer may fit). Fewer than need
+	 * count as a refused sendv: the stream turns ready once space grows. Or a negative
+	 * errno, as sendv. Lets a caller that copies what sendv refuses frame only what fits. */
+	ssize_t (*send_space)(struct rn_conn *c, size_t need);
 
 	/* true: fd() never turns writable; readability stands for every change (data, send
 	 * space, connect finished, end of stream, failure). Consumers try both directions when
@@ -254,9 +254,9 @@ static inline ssize_t rn_conn_recv_lend(struct rn_conn *c, struct rn_rx_view *v,
 }
 
 /* -EOPNOTSUPP when the transport cannot tell. */
-static inline ssize_t rn_conn_send_space(struct rn_conn *c)
+static inline ssize_t rn_conn_send_space(struct rn_conn *c, size_t need)
 {
-	return c->ops->send_space ? c->ops->send_space(c) : -EOPNOTSUPP;
+	return c->ops->send_space ? c->ops->send_space(c, need) : -EOPNOTSUPP;
 }
 
 static inline void rn_rx_view_release(struct rn_rx_view *v)

@@ -129,9 +129,9 @@ static ssize_t sv_llp_sendv_ref(struct rn_conn *c, const struct iovec *iov, unsi
 	return r;
 }
 
-static ssize_t sv_llp_send_space(struct rn_conn *c)
+static ssize_t sv_llp_send_space(struct rn_conn *c, size_t need)
 {
-	return rn_conn_send_space(sv_llp_of(c)->inner);
+	return rn_conn_send_space(sv_llp_of(c)->inner, need);
 }
 
 static uint64_t sv_llp_ref_released(struct rn_conn *c)

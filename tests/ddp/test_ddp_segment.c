@@ -80,6 +80,34 @@ static void test_send_8k_like_siw(void **state)
 	assert_false(ddp_seg_next(&it, &s));
 }
 
+/* A sender whose LLP takes only so much now cuts a segment shorter (ddp_seg_next_max): the
+ * offsets stay contiguous, the cap never raises a segment above the MULPDU's payload, and
+ * 0 means no cap. */
+static void test_next_max(void **state)
+{
+	struct ddp_hdr t = ddp_hdr_untagged(0x43, 0, 0, 1, 0);
+	struct ddp_seg_iter it;
+	struct iwarp_err e;
+	struct ddp_seg s;
+	const uint32_t caps[] = { 100, 0, 1, 5000, 700 };
+	uint64_t off = 0;
+	unsigned i = 0;
+
+	(void)state;
+	assert_int_equal(ddp_seg_init(&it, &t, 5000, MULPDU, 0, &e), 0);
+	while (ddp_seg_next_max(&it, &s, caps[i % 5])) {
+		uint32_t want = caps[i % 5] && caps[i % 5] < 1424 ? caps[i % 5] : 1424;
+
+		assert_int_equal(s.hdr.mo, off);
+		assert_int_equal(s.payload_len, 5000 - off < want ? 5000 - off : want);
+		off += s.payload_len;
+		assert_int_equal(s.hdr.last, off == 5000);
+		i++;
+	}
+	assert_int_equal(off, 5000);
+	assert_true(i > 5);
+}
+
 static void test_zero_length(void **state)
 {
 	struct ddp_hdr t = ddp_hdr_tagged(0x40, 1, 0);   /* the p2p RTR Write */
@@ -181,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_16k_like_siw),
 		cmocka_unit_test(test_send_8k_like_siw),
+		cmocka_unit_test(test_next_max),
 		cmocka_unit_test(test_zero_length),
 		cmocka_unit_test(test_exact_and_plus_one),
 		cmocka_unit_test(test_huge),
