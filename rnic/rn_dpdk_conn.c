@@ -631,7 +631,7 @@ static ssize_t dp_sendv_ref(struct rn_conn *c, const struct iovec *iov, unsigned
 	struct dp_conn *h = to_dp(c);
 
 	*held = false;
-	if (!rn_dpdk_port_tx_refs(h->tp->port) || ref == NULL)
+	if (!h->tp->holder || ref == NULL)
 		return send_any(h, iov, iovcnt, NULL, 0, NULL);
 	return send_any(h, iov, iovcnt, ref, batch, held);
 }
@@ -1016,13 +1016,13 @@ const struct rn_transport *rn_dpdk_transport(struct rn_dpdk_port *p)
 	tp = calloc(1, sizeof(*tp));
 	if (tp == NULL)
 		return NULL;
-	tp->pub.ops = rn_dpdk_port_tx_refs(p) ? &dp_ops_ref : &dp_ops;
 	tp->pub.ctx = tp;
 	tp->port = p;
 	tp->next_port = (uint16_t)((uintptr_t)tp >> 4); /* spread listeners of several processes */
 	tp->hooked = rn_dpdk_port_set_pass_hook(p, tp_pass, tp) == 0;
-	if (rn_dpdk_port_tx_refs(p) && rn_mem_holder_add(tp_drop_refs, tp) == 0)
-		tp->holder = true;
+	/* references only with a deregistration able to end them (RN_MEM_HOLDERS transports) */
+	tp->holder = rn_dpdk_port_tx_refs(p) && rn_mem_holder_add(tp_drop_refs, tp) == 0;
+	tp->pub.ops = tp->holder ? &dp_ops_ref : &dp_ops;
 	return &tp->pub;
 }
 

@@ -1004,6 +1004,16 @@ static size_t tx_limit(struct rn_qp *qp)
 	return sp >= 0 && (size_t)sp < RN_TX_BUF ? (size_t)sp : RN_TX_BUF;
 }
 
+/* Something may be framed now: asking the transport's space (a lock, and its signal armed
+ * when short) is for pumps that have something to frame. */
+static bool tx_framing_due(const struct rn_qp *qp)
+{
+	const struct rn_qp_tx *t = &qp->tx;
+
+	return t->term_pending || t->cur != TXM_NONE || qp->irq_next != qp->irq_tail ||
+	       qp->sq_proc != qp->sq_tail;
+}
+
 /* Frame as much as the buffer holds, up to limit queued octets (one FPDU may pass it). */
 static void tx_fill(struct rn_qp *qp, size_t limit)
 {
@@ -1034,7 +1044,7 @@ void rn_qp_tx_pump(struct rn_qp *qp)
 	while (qp->conn && t->sent_total - start < RN_TX_BUDGET) {
 		bool all;
 
-		tx_fill(qp, tx_limit(qp));
+		tx_fill(qp, tx_framing_due(qp) ? tx_limit(qp) : RN_TX_BUF);
 		if (tx_empty(t))
 			break;
 		if (tx_flush(qp, &all) <= 0 || !all)
