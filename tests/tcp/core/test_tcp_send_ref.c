@@ -85,7 +85,7 @@ static ssize_t ref_tx_batch(struct ref_tx *t, struct tcp_conn *c)
 {
 	struct iovec iov[3 * BATCH];
 	bool ref[3 * BATCH];
-	size_t plen[BATCH], off = t->mem_off, total = 0, done = 0;
+	size_t plen[BATCH], off = t->mem_off, done = 0;
 	bool held = true;
 	unsigned k, cnt = 0;
 	ssize_t r;
@@ -107,7 +107,6 @@ static ssize_t ref_tx_batch(struct ref_tx *t, struct tcp_conn *c)
 		iov[cnt] = (struct iovec){ t->scratch[k] + 2, 2 };
 		ref[cnt++] = false;
 		off += p;
-		total += rl;
 	}
 	if (k == 0)
 		return 0;
