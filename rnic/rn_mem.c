@@ -111,6 +111,8 @@ void rn_mem_destroy(struct rn_mem *mem)
 {
 	if (!mem)
 		return;
+	if (mem->n_mr > 0)
+		rn_mem_drop_refs(); /* live regions go with the device: as many deregistrations */
 	for (uint32_t i = 1; i < mem->n; i++) {
 		struct rn_tpt_entry *e = &mem->tpt[i];
 		uint64_t c = atomic_load(&e->ctl);

@@ -85,6 +85,23 @@ static void holders_drop_on_dereg(void **st)
 	rn_mem_destroy(m);
 }
 
+/* Closing the device with regions still registered takes them away too. */
+static void holders_drop_on_destroy(void **st)
+{
+	(void)st;
+	struct rn_mem *m = mk_mem(16, 4);
+	uint32_t pd = mk_pd(m);
+
+	drops_a = 0;
+	assert_int_equal(rn_mem_holder_add(drop_a, (void *)1), 0);
+	rn_mem_destroy(mk_mem(16, 4)); /* no region: nothing to drop */
+	assert_int_equal(drops_a, 0);
+	(void)mk_mr(m, pd, buf, 64, 0);
+	rn_mem_destroy(m);
+	assert_int_equal(drops_a, 1);
+	rn_mem_holder_del(drop_a, (void *)1);
+}
+
 static void t28_never_index0_and_fresh_key(void **st)
 {
 	(void)st;
@@ -1051,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(mm15_limits_no_leak),
 		cmocka_unit_test(bad_arguments),
 		cmocka_unit_test(holders_drop_on_dereg),
+		cmocka_unit_test(holders_drop_on_destroy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
