@@ -951,7 +951,6 @@ static void message_framed(struct rn_qp *qp)
 	t->cur = TXM_NONE;
 }
 
-/* Frame the next segment of the current message. */
 /* Payload octets the next segment may carry: what the transport's known space leaves after
  * what is queued and one FPDU's framing (0: no cap). */
 static uint32_t seg_cap(const struct rn_qp_tx *t)
@@ -963,6 +962,7 @@ static uint32_t seg_cap(const struct rn_qp_tx *t)
 	return (uint32_t)(t->limit - queued - RN_TX_FPDU_FRAMING);
 }
 
+/* Frame the next segment of the current message. */
 static int encode_segment(struct rn_qp *qp)
 {
 	struct rn_qp_tx *t = &qp->tx;

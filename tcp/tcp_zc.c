@@ -210,6 +210,7 @@ ssize_t tcp_send_ref(struct tcp_conn *c, const struct iovec *iov, unsigned iovcn
 	struct tcp_mbuf_stash st;
 	unsigned nref, ncopy;
 	struct tcp_zc *z;
+	size_t total;
 	ssize_t n;
 	int rc = tcp_send_check(c);
 
@@ -219,9 +220,10 @@ ssize_t tcp_send_ref(struct tcp_conn *c, const struct iovec *iov, unsigned iovcn
 		return rc;
 	if ((!iov || !ref) && iovcnt)
 		return -EINVAL;
-	if (tcp_iov_total(iov, iovcnt) == 0)
+	total = tcp_iov_total(iov, iovcnt);
+	if (total == 0)
 		return 0;
-	n = tcp_send_take(c, iov, iovcnt, tcp_iov_total(iov, iovcnt));
+	n = tcp_send_take(c, iov, iovcnt, total);
 	if (n < 0)
 		return n;
 	mix_count(c->s, iov, iovcnt, ref, (size_t)n, &nref, &ncopy);
