@@ -989,21 +989,6 @@ static int encode_segment(struct rn_qp *qp)
 	return 0;
 }
 
-/* What to queue at most: what the transport takes now when it can tell (rn_conn_send_space;
- * less than RN_TX_SPACE_MIN arms its send-space signal), else RN_TX_BUF. Octets sendv
- * refuses are copied before the pump returns (tx_materialize): on the DPDK engine, whose send
- * buffer stays full while the window limits, framing RN_TX_BUF each time copied almost every
- * payload octet twice (10 % of the initiator's core at 64 KiB Writes); and one FPDU of up to
- * 64 KiB (MTU 64000) framed into a smaller space was refused whole. So with a known space
- * the segments are cut to fit it (encode_segment). An error is left to sendv to report. */
-static size_t tx_limit(struct rn_qp *qp)
-{
-	ssize_t sp = rn_conn_send_space(qp->conn, RN_TX_SPACE_MIN);
-
-	qp->tx.space_known = sp >= 0;
-	return sp >= 0 && (size_t)sp < RN_TX_BUF ? (size_t)sp : RN_TX_BUF;
-}
-
 /* Something may be framed now: asking the transport's space (a lock, and its signal armed
  * when short) is for pumps that have something to frame. */
 static bool tx_framing_due(const struct rn_qp *qp)
@@ -1012,6 +997,22 @@ static bool tx_framing_due(const struct rn_qp *qp)
 
 	return t->term_pending || t->cur != TXM_NONE || qp->irq_next != qp->irq_tail ||
 	       qp->sq_proc != qp->sq_tail;
+}
+
+/* What to queue at most: what the transport takes now when it can tell (rn_conn_send_space;
+ * less than RN_TX_SPACE_MIN arms its send-space signal), else RN_TX_BUF. Octets sendv
+ * refuses are copied before the pump returns (tx_materialize): on the DPDK engine, whose send
+ * buffer stays full while the window limits, framing RN_TX_BUF each time copied almost every
+ * payload octet twice (10 % of the initiator's core at 64 KiB Writes); and one FPDU of up to
+ * 64 KiB (MTU 64000) framed into a smaller space was refused whole. So with a known space
+ * the segments are cut to fit it (encode_segment). An error is left to sendv to report. A
+ * pump with nothing to frame does not ask (space unknown, no cap). */
+static size_t tx_limit(struct rn_qp *qp)
+{
+	ssize_t sp = tx_framing_due(qp) ? rn_conn_send_space(qp->conn, RN_TX_SPACE_MIN) : -1;
+
+	qp->tx.space_known = sp >= 0;
+	return sp >= 0 && (size_t)sp < RN_TX_BUF ? (size_t)sp : RN_TX_BUF;
 }
 
 /* Frame as much as the buffer holds, up to limit queued octets (one FPDU may pass it). */
@@ -1044,7 +1045,7 @@ void rn_qp_tx_pump(struct rn_qp *qp)
 	while (qp->conn && t->sent_total - start < RN_TX_BUDGET) {
 		bool all;
 
-		tx_fill(qp, tx_framing_due(qp) ? tx_limit(qp) : RN_TX_BUF);
+		tx_fill(qp, tx_limit(qp));
 		if (tx_empty(t))
 			break;
 		if (tx_flush(qp, &all) <= 0 || !all)
