@@ -31,6 +31,7 @@
 
 #include "rn_dpdk_clock.h"
 #include "rn_dpdk_fault.h"
+#include "rn_dpdk_lcore.h"
 #include "rn_dpdk_memif.h"
 #include "rn_dpdk_cfg_int.h"
 #include "rn_dpdk_pcap.h"
@@ -395,12 +396,23 @@ static int port_socket(const struct rn_dpdk_port *p)
 	return sock < 0 ? (int)rte_socket_id() : sock;
 }
 
+/* Each lcore's cache holds up to 1.5x this: every thread that works the port has one
+ * (rn_dpdk_lcore.h: the poll thread, the progress thread, polling consumers), so a pool of
+ * n keeps most of its mbufs shared with a sixteenth per cache (a 1023 mbuf receive pool at
+ * MTU 64000: 63). */
+#define RN_DPDK_POOL_CACHE_MAX 256u
+
+static unsigned pool_cache(uint32_t n)
+{
+	return n / 16u < RN_DPDK_POOL_CACHE_MAX ? n / 16u : RN_DPDK_POOL_CACHE_MAX;
+}
+
 static struct rte_mempool *pool_make(struct rn_dpdk_port *p, const char *kind, uint32_t n)
 {
 	char nm[RTE_MEMPOOL_NAMESIZE];
 
 	snprintf(nm, sizeof(nm), "srn_%s%u_%u", kind, p->pid, g_pool_seq++);
-	return rte_pktmbuf_pool_create(nm, n, 256, 0, port_room(p),
+	return rte_pktmbuf_pool_create(nm, n, pool_cache(n), 0, port_room(p),
 				       rte_eth_dev_socket_id(p->pid)); /* -1: any socket */
 }
 
@@ -955,10 +967,10 @@ static void *port_thread(void *arg)
 {
 	struct rn_dpdk_port *p = arg;
 	uint64_t idle_since = port_now_ns(), next = 0, now, t0, slept, nospin_until = 0;
-	bool reg = rte_thread_register() == 0; /* an lcore id: mempool caches work */
 	uint64_t window = PORT_NOSPIN_NS;
 	int n;
 
+	rn_dpdk_lcore_claim();
 	/* A nap is a promise to look again after nap_us: the default 50 us timer slack would
 	 * add as much again to every wake-up (and so to a packet's wait when no one spins). */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -997,8 +1009,7 @@ static void *port_thread(void *arg)
 			p->st.nospins++;
 		}
 	}
-	if (reg)
-		rte_thread_unregister();
+	rn_dpdk_lcore_release(); /* its cached mbufs back to the pools before they are freed */
 	return NULL;
 }
 
@@ -1038,6 +1049,7 @@ void rn_dpdk_port_kick(struct rn_dpdk_port *p)
 
 void rn_dpdk_port_lock(struct rn_dpdk_port *p)
 {
+	rn_dpdk_lcore_claim(); /* whoever works the port takes and returns its mbufs */
 	atomic_fetch_add(&p->waiters, 1);
 	pthread_mutex_lock(&p->lock);
 	atomic_fetch_sub(&p->waiters, 1);

@@ -1,9 +1,12 @@
 /* rnic/rn_dpdk_port.c on net_ring (one process, the port's transmit loops back to its own
  * receive): open errors, sharing by reference count, inline polls, the poll thread (naps,
- * kick, lock, -EBUSY for inline polls), transmit/receive counters and pcap capture, and a
- * re-open after the last close (the vdev is plugged again). */
+ * kick, lock, -EBUSY for inline polls), transmit/receive counters and pcap capture, a
+ * re-open after the last close (the vdev is plugged again), and the lcore ids of the
+ * threads that work the port (rn_dpdk_lcore.h: mempool caches, released at thread exit,
+ * no cache once every id is taken). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <pcap/pcap.h>
 #include <setjmp.h>
@@ -17,9 +20,11 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 
 #include "net.h"
+#include "rn_dpdk_lcore.h"
 #include "rn_dpdk_port.h"
 
 static char pcap_path[64];
@@ -316,6 +321,129 @@ static void test_rx_pool_when_tx_exhausted(void **state)
 	unlink(out);
 }
 
+/* ---- lcore ids for the threads that work a port ---------------------------------------- */
+struct worker {
+	struct rn_dpdk_port *p;
+	struct rte_mempool *pool;
+	pthread_barrier_t *all_claimed; /* NULL: no wait */
+	unsigned id;                    /* its lcore id while it ran */
+	unsigned cached;                /* mbufs in its cache when it ended */
+	bool reused;                    /* a freed mbuf came back at the next alloc */
+	bool alloc_ok;
+};
+
+/* Takes the port's lock (which claims the id), then frees 40 mbufs and takes one back. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct rte_mbuf *m[40];
+	unsigned n = 0;
+
+	rn_dpdk_port_lock(w->p);
+	rn_dpdk_port_unlock(w->p);
+	w->id = rte_lcore_id();
+	if (w->all_claimed != NULL)
+		pthread_barrier_wait(w->all_claimed);
+	while (n < 40 && (m[n] = rte_pktmbuf_alloc(w->pool)) != NULL)
+		n++;
+	w->alloc_ok = n == 40;
+	for (unsigned i = 0; i < n; i++)
+		rte_pktmbuf_free(m[i]);
+	m[0] = rte_pktmbuf_alloc(w->pool);
+	w->reused = m[0] != NULL && m[0] == m[n - 1];
+	rte_pktmbuf_free(m[0]);
+	if (w->id != LCORE_ID_ANY)
+		w->cached = rte_mempool_default_cache(w->pool, w->id)->len;
+	return NULL;
+}
+
+static void run_workers(struct worker *w, unsigned n, pthread_barrier_t *b)
+{
+	pthread_t *t = calloc(n, sizeof(*t));
+
+	assert_non_null(t);
+	for (unsigned i = 0; i < n; i++) {
+		w[i].all_claimed = b;
+		assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	free(t);
+}
+
+/* A thread that takes the lock gets an lcore id and a cache: the mbuf it freed last comes
+ * back first (without one the pool's ring is first in first out: another mbuf). At its exit
+ * the cache is flushed and the id released. With more threads than ids, the rest work
+ * without caches. The poll thread holds one id while it runs; EAL's own thread keeps its. */
+static void test_lcore_caches(void **state)
+{
+	struct rn_dpdk_cfg c;
+	struct rn_dpdk_port *p;
+	struct worker w = { 0 };
+	unsigned held0, refused0, held, refused;
+	char err[512];
+
+	(void)state;
+	mk_cfg(&c, "");
+	if (rn_dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	w.p = p;
+	w.pool = net_if_pool(tcp_stack_netif(rn_dpdk_port_stack(p)));
+	rn_dpdk_lcore_counts(&held0, &refused0);
+	/* this thread ran rte_eal_init: its own id, not claimed, not released */
+	assert_true(rn_dpdk_lcore_claim());
+	assert_int_equal(rte_lcore_id(), rte_get_main_lcore());
+	rn_dpdk_lcore_release();
+	assert_int_equal(rte_lcore_id(), rte_get_main_lcore());
+
+	run_workers(&w, 1, NULL);
+	assert_int_not_equal(w.id, LCORE_ID_ANY);
+	assert_true(w.alloc_ok);
+	assert_true(w.reused);
+	assert_true(w.cached > 0);
+	assert_int_equal(rte_mempool_default_cache(w.pool, w.id)->len, 0); /* flushed */
+	assert_false(rte_lcore_has_role(w.id, ROLE_NON_EAL));             /* released */
+	rn_dpdk_lcore_counts(&held, &refused);
+	assert_int_equal(held, held0);
+
+	/* the poll thread: one id while it runs */
+	assert_int_equal(rn_dpdk_port_start(p), 0);
+	for (int i = 0; i < 200 && held == held0; i++) {
+		sleep_ms(5);
+		rn_dpdk_lcore_counts(&held, NULL);
+	}
+	assert_int_equal(held, held0 + 1);
+	rn_dpdk_port_stop(p);
+	rn_dpdk_lcore_counts(&held, NULL);
+	assert_int_equal(held, held0);
+
+	/* more threads at once than there are ids */
+	enum { N = RTE_MAX_LCORE + 8 };
+	struct worker *many = calloc(N, sizeof(*many));
+	pthread_barrier_t b;
+	unsigned with = 0;
+
+	assert_non_null(many);
+	assert_int_equal(pthread_barrier_init(&b, NULL, N), 0);
+	for (unsigned i = 0; i < N; i++)
+		many[i] = (struct worker){ .p = p, .pool = w.pool };
+	run_workers(many, N, &b);
+	pthread_barrier_destroy(&b);
+	for (unsigned i = 0; i < N; i++) {
+		assert_true(many[i].alloc_ok);
+		with += many[i].id != LCORE_ID_ANY;
+	}
+	rn_dpdk_lcore_counts(&held, &refused);
+	assert_true(with < RTE_MAX_LCORE);
+	assert_int_equal(refused - refused0, N - with);
+	assert_int_equal(held, held0);
+	free(many);
+	/* every id is free again */
+	run_workers(&w, 1, NULL);
+	assert_int_not_equal(w.id, LCORE_ID_ANY);
+	rn_dpdk_port_close(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_inline_and_capture),
 		cmocka_unit_test(test_thread),
 		cmocka_unit_test(test_rx_pool_when_tx_exhausted),
+		cmocka_unit_test(test_lcore_caches),
 	};
 
 	snprintf(pcap_path, sizeof(pcap_path), "/tmp/srn-port-%d.pcap", (int)getpid());
