@@ -29,6 +29,11 @@
 # Environment: BUILD_DIR (default build-bench-tcp, release, set up on first use),
 # BENCH_BYTES (default 2G), BENCH_PINGS (default 100000), BENCH_SECONDS (iperf3, default 5),
 # BENCH_CPUS "a,b" (default 0,1), BENCH_RDMA_ITERS (RDMA Write latency iterations, 10000),
+# BENCH_RDMA_BW_ITERS (64 KiB Writes per bandwidth run, default 100000: about 2 s, as iperf3
+# measures over BENCH_SECONDS; 20000 until 2026-11-27: 0.4 s that carried the start-up, the
+# first pass through memif's rings of 1024 64 KiB slots each way among it, about 17000 page
+# faults on the target in the first 2000 Writes; 4 interleaved pairs: 2389-3063 MiB/s at
+# 20000, 3055-4633 at 100000),
 # BENCH_ROUNDS (the judged runs of sections 4 and 5, default 3), BENCH_MTU and
 # BENCH_MEMIF_CSUM (the judged bandwidth's link: 64000, off).
 # Exit status: 0 done, 1 a run failed, 77 DPDK's memif PMD or iperf3 missing.
@@ -41,6 +46,7 @@ SECS=${BENCH_SECONDS:-5}
 ROUNDS=${BENCH_ROUNDS:-3}
 MTU=${BENCH_MTU:-64000}
 CSUM=${BENCH_MEMIF_CSUM:-off}
+BW_ITERS=${BENCH_RDMA_BW_ITERS:-100000}
 CPUS=${BENCH_CPUS:-0,1}
 C0=${CPUS%,*}
 C1=${CPUS#*,}
@@ -167,7 +173,7 @@ rdma_pair() {
 # SOFTRNIC_DPDK_TX_REFS (default off) and SOFTRNIC_DPDK_MEMIF_CSUM (default on), both sides.
 rdma_bw() {
 	local name="rbw-${2:-nocrc}-$3-${4:-off}-${5:-on}" bw=0
-	if rdma_pair "$name" "-t write -s 65536 -n 20000" SOFTRNIC_MPA="$2" SOFTRNIC_DPDK_MTU="$3" \
+	if rdma_pair "$name" "-t write -s 65536 -n $BW_ITERS" SOFTRNIC_MPA="$2" SOFTRNIC_DPDK_MTU="$3" \
 		SOFTRNIC_DPDK_TX_REFS="${4:-off}" SOFTRNIC_DPDK_MEMIF_CSUM="${5:-on}"; then
 		# bytes iters peak avg[MiB/s] rate
 		bw=$(awk '$1 == 65536 && NF >= 5 { printf "%.3f", $4 * 1048576 * 8 / 1e9 }' \
