@@ -15,8 +15,8 @@
  *     the QP; the progress engine calls rn_qp_on_writable() when the fd turns writable
  *     (watch EPOLLOUT while rn_qp_wants_write() is true).
  *   - Receive: the progress engine calls rn_qp_on_readable() when rn_qp_fd() is readable. One
- *     call does bounded work (one transport read of at most RN_QP_RX_BUF octets, all of it
- *     parsed, placed and completed) and returns whether it did anything.
+ *     call does bounded work (transport reads of at most RN_QP_RX_BUDGET octets in all, all
+ *     of it parsed, placed and completed) and returns whether it did anything.
  *   - After a wake-up (init attr `wake`) the engine must re-read rn_qp_fd() and
  *     rn_qp_wants_write(): the fd changes at Idle->RTS and becomes -1 when the stream is
  *     released (closed or reset; the old fd number may already be closed and reused, so the
@@ -77,7 +77,10 @@
                                       * transport cannot tell its MSS; 1448 = Ethernet MTU
                                       * 1500 - IP 20 - TCP 20 - timestamps 12, what Linux
                                       * siw uses: MULPDU 1442) */
-#define RN_QP_RX_BUF 65536u          /* octets read from the transport per on_readable call */
+#define RN_QP_RX_BUF 65536u          /* octets one transport read takes at most */
+#define RN_QP_RX_BUDGET (256u * 1024u) /* octets one on_readable call reads at most: at MTU
+                                      * 64000 one read is about a frame, and each call costs
+                                      * the engine an epoll_wait (2026-11-27, D13) */
 
 /* Device limits a QP is created against (rn_device fills them from Query RNIC). A zero field
  * takes the default in brackets. */

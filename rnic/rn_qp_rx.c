@@ -908,9 +908,9 @@ static int rx_run_lent(struct rn_qp *qp)
 	size_t total = 0;
 	int did = 0;
 
-	while (!rx->eof && qp->conn && total < RN_QP_RX_BUF) {
+	while (!rx->eof && qp->conn && total < RN_QP_RX_BUDGET) {
 		struct rn_rx_view v;
-		size_t want = RN_QP_RX_BUF - total;
+		size_t want = RN_QP_RX_BUDGET - total;
 		ssize_t n = rn_conn_recv_lend(qp->conn, &v, want);
 		int stop = rx_read_stop(qp, n, did);
 
@@ -929,8 +929,9 @@ static int rx_run_lent(struct rn_qp *qp)
 	return did;
 }
 
-/* One unit of receive work: at most RN_QP_RX_BUF octets, in one read or a few (buffered head,
- * then direct payload). 1 when something was read (or the stream ended / failed).
+/* One unit of receive work: at most RN_QP_RX_BUDGET octets, in reads of at most RN_QP_RX_BUF
+ * (buffered head, then direct payload, ...). 1 when something was read (or the stream ended /
+ * failed).
  * After a large FPDU the buffered read stops at the next FPDU's head (pad + CRC + length +
  * head), so that its payload can then be read straight into its target in the same call. */
 int rn_qp_rx_run(struct rn_qp *qp)
@@ -952,7 +953,7 @@ int rn_qp_rx_run(struct rn_qp *qp)
 	}
 	if (rn_conn_can_lend(qp->conn))
 		return rx_run_lent(qp);
-	while (!rx->eof && qp->conn && total < RN_QP_RX_BUF) {
+	while (!rx->eof && qp->conn && total < RN_QP_RX_BUDGET) {
 		size_t want = RN_QP_RX_BUF;
 		uint8_t *dst = rx_direct(qp, &want);
 		bool small = false;
@@ -970,8 +971,8 @@ int rn_qp_rx_run(struct rn_qp *qp)
 				small = want < RN_QP_RX_BUF;
 			}
 		}
-		if (want > RN_QP_RX_BUF - total)
-			want = RN_QP_RX_BUF - total;   /* at most RN_QP_RX_BUF octets a call */
+		if (want > RN_QP_RX_BUDGET - total)
+			want = RN_QP_RX_BUDGET - total; /* at most RN_QP_RX_BUDGET octets a call */
 		n = rn_conn_recv(qp->conn, dst, want);
 		int stop = rx_read_stop(qp, n, did);
 		if (stop >= 0)
