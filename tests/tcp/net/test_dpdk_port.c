@@ -336,7 +336,7 @@ struct worker {
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct rte_mbuf *m[40];
+	struct rte_mbuf *m[40], *last;
 	unsigned n = 0;
 
 	rn_dpdk_port_lock(w->p);
@@ -349,8 +349,11 @@ static void *worker_main(void *arg)
 	w->alloc_ok = n == 40;
 	for (unsigned i = 0; i < n; i++)
 		rte_pktmbuf_free(m[i]);
+	if (!w->alloc_ok)
+		return NULL;
+	last = m[n - 1];
 	m[0] = rte_pktmbuf_alloc(w->pool);
-	w->reused = m[0] != NULL && m[0] == m[n - 1];
+	w->reused = m[0] != NULL && m[0] == last;
 	rte_pktmbuf_free(m[0]);
 	if (w->id != LCORE_ID_ANY)
 		w->cached = rte_mempool_default_cache(w->pool, w->id)->len;
