@@ -624,14 +624,15 @@ static ssize_t dp_sendv(struct rn_conn *c, const struct iovec *iov, unsigned iov
 	return send_any(to_dp(c), iov, iovcnt, NULL, 0, NULL);
 }
 
-/* Payload referenced only where the port's transmit copies (rn_dpdk_port_tx_refs). */
+/* Only in dp_ops_ref, which a transport gets when its port's transmit copies
+ * (rn_dpdk_port_tx_refs) and it is an rn_mem holder (tp->holder). */
 static ssize_t dp_sendv_ref(struct rn_conn *c, const struct iovec *iov, unsigned iovcnt,
 			    const bool *ref, uint64_t batch, bool *held)
 {
 	struct dp_conn *h = to_dp(c);
 
 	*held = false;
-	if (!h->tp->holder || ref == NULL)
+	if (ref == NULL)
 		return send_any(h, iov, iovcnt, NULL, 0, NULL);
 	return send_any(h, iov, iovcnt, ref, batch, held);
 }
