@@ -59,6 +59,7 @@ struct rn_dpdk_port {
 	bool memif_client;             /* the link is ours to bring up again (port_link_watch) */
 	bool guarded;                  /* memif: bursts under rn_dpdk_fault (peer disconnect) */
 	uint64_t link_look_ns;         /* next look at the link */
+	uint64_t link_settle_ns;       /* memif client: a connected start's grace (port_link_next) */
 	struct tcp_stack *stack;
 	struct rn_dpdk_pcap *pcap;
 	pthread_mutex_t lock;          /* recursive: callbacks may take it again */
@@ -563,6 +564,15 @@ static int port_mtu_mac(struct rn_dpdk_port *p, struct net_if_cfg *nc, char *err
 }
 
 #define PORT_LINK_LOOK_NS 250000000ull  /* a link that is down is looked at this often */
+/* A memif client's start that reached its server is not restarted for this long, doubling
+ * up to PORT_LINK_SETTLE_MAX_NS while the link stays down. DPDK 22.11's memif server takes
+ * a connection in its EAL interrupt thread, registers it, then sends hello; when the client
+ * has closed it by then (a restart), the send fails and memif_listener_handler closes the fd
+ * without unregistering it, and EAL's interrupt thread panics on the closed fd ("Error
+ * adding fd N epoll_ctl"). On a loaded machine that thread took more than 250 ms to accept,
+ * and restarts every 250 ms crashed the server (docs/dpdk-port.md). */
+#define PORT_LINK_SETTLE_NS 1000000000ull
+#define PORT_LINK_SETTLE_MAX_NS 4000000000ull
 
 static bool port_link_get(struct rn_dpdk_port *p)
 {
@@ -574,17 +584,35 @@ static bool port_link_get(struct rn_dpdk_port *p)
 	return l.link_status == RTE_ETH_LINK_UP;
 }
 
+/* The next look after a memif client's start: soon when it failed (no server socket, no
+ * connection made), after the settle time when it connected. */
+static void port_link_next(struct rn_dpdk_port *p, uint64_t now)
+{
+	if (!p->started) {
+		p->link_settle_ns = 0;
+		p->link_look_ns = now + PORT_LINK_LOOK_NS;
+		return;
+	}
+	p->link_settle_ns = p->link_settle_ns == 0 ? PORT_LINK_SETTLE_NS
+			    : p->link_settle_ns * 2 > PORT_LINK_SETTLE_MAX_NS ? PORT_LINK_SETTLE_MAX_NS
+									      : p->link_settle_ns * 2;
+	p->link_look_ns = now + p->link_settle_ns;
+}
+
 /* A memif client connects once, at start: a server whose socket exists but whose interface
  * is not started yet answers "ID not found" and DPDK's client gives up for good (both
  * processes starting at once, or the server restarting). So a memif client whose link is
- * down restarts its device every PORT_LINK_LOOK_NS, which connects again. Lock held (or the
- * port not running yet). */
+ * down restarts its device, which connects again: PORT_LINK_LOOK_NS after a start that
+ * failed, the settle time after one that connected. Lock held (or the port not running
+ * yet). */
 static void port_link_watch(struct rn_dpdk_port *p, uint64_t now)
 {
 	if (now < p->link_look_ns)
 		return;
 	p->link_look_ns = now + PORT_LINK_LOOK_NS;
 	p->link_up = port_link_get(p);
+	if (p->link_up)
+		p->link_settle_ns = 0;
 	if (p->link_up || !p->memif_client)
 		return;
 	p->st.link_restarts++;
@@ -598,6 +626,7 @@ static void port_link_watch(struct rn_dpdk_port *p, uint64_t now)
 	p->started = rte_eth_dev_start(p->pid) == 0;
 	if (level >= 0)
 		rte_log_set_level((uint32_t)lt, (uint32_t)level);
+	port_link_next(p, now);
 }
 
 /* memif has no link until its peer connects, af_packet follows the interface: a SYN sent
@@ -609,7 +638,10 @@ static void port_link_wait(struct rn_dpdk_port *p)
 	uint64_t end = port_now_ns() + (uint64_t)p->cfg.link_wait_ms * 1000000u, now;
 	struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000L };
 
-	p->link_look_ns = port_now_ns() + PORT_LINK_LOOK_NS; /* the first connect's time */
+	if (p->memif_client)
+		port_link_next(p, port_now_ns()); /* the first connect's time */
+	else
+		p->link_look_ns = port_now_ns() + PORT_LINK_LOOK_NS;
 	for (;;) {
 		now = port_now_ns();
 		port_link_watch(p, now);

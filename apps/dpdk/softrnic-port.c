@@ -214,9 +214,11 @@ static void print_stats(struct rn_dpdk_port *p, struct net_if *nif)
 	printf("port: rx_pkts=%" PRIu64 " rx_bytes=%" PRIu64 " tx_pkts=%" PRIu64
 	       " tx_bytes=%" PRIu64 " tx_full_drops=%" PRIu64 " polls=%" PRIu64 " naps=%" PRIu64
 	       " pcap_frames=%" PRIu64 " eth_ipackets=%" PRIu64 " eth_opackets=%" PRIu64
-	       " eth_ierrors=%" PRIu64 " eth_imissed=%" PRIu64 "\n",
+	       " eth_ierrors=%" PRIu64 " eth_imissed=%" PRIu64 " link_restarts=%" PRIu64
+	       " link_up=%d\n",
 	       ps.rx_pkts, ps.rx_bytes, ps.tx_pkts, ps.tx_bytes, ps.tx_full_drops, ps.polls, ps.naps,
-	       ps.pcap_frames, ps.eth_ipackets, ps.eth_opackets, ps.eth_ierrors, ps.eth_imissed);
+	       ps.pcap_frames, ps.eth_ipackets, ps.eth_opackets, ps.eth_ierrors, ps.eth_imissed,
+	       ps.link_restarts, ps.link_up);
 	printf("net: rx_frames=%" PRIu64 " tx_frames=%" PRIu64 " tx_drops=%" PRIu64
 	       " not_for_us=%" PRIu64 " unknown_ethertype=%" PRIu64 " arp_requests_in=%" PRIu64
 	       " arp_replies_in=%" PRIu64 " arp_requests_out=%" PRIu64 " arp_replies_out=%" PRIu64
