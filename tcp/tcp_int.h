@@ -58,6 +58,7 @@ static inline void tcp_link_del(struct tcp_link *l)
 #define TCP_SQ_INIT 64u            /* send-queue entries at start (doubles) */
 #define TCP_FW2_TIMEOUT_MS 60000u  /* FIN_WAIT_2 after tcp_close: give up (as Linux) */
 #define TCP_TLP_MIN_US 10000u      /* RFC 8985 7.2: PTO at least 10 ms */
+#define TCP_COPY_MAX 256u          /* payload copied behind the headers, not cloned */
 
 /* One zero-copy send: the caller's memory, held until acknowledged and released. */
 struct tcp_zc {
@@ -209,6 +210,7 @@ struct tcp_stack {
 	struct net_if *nif;
 	struct rte_mempool *pool;
 	struct rte_hash *hash;
+	struct tcp_conn *hash_last; /* the last lookup's hit: segments come in runs */
 	struct tcp_wheel wheel;
 	struct tcp_isn isn;
 	struct tcp_link conns, listeners, deferred, reap, zc_free;
@@ -310,6 +312,8 @@ void tcp_sq_ack(struct tcp_conn *c, uint32_t una);
 void tcp_sq_purge(struct tcp_conn *c);
 uint32_t tcp_seg_len_at(struct tcp_conn *c, uint32_t seq, uint32_t avail, uint32_t mss);
 bool tcp_sq_read(const struct tcp_conn *c, uint32_t seq, uint8_t *out, uint32_t n);
+/* tcp_sq_read for transmission: the lookup hint follows, as after tcp_sq_clone */
+bool tcp_sq_copy_out(struct tcp_conn *c, uint32_t seq, uint8_t *out, uint32_t n);
 int tcp_send_check(const struct tcp_conn *c);
 size_t tcp_iov_total(const struct iovec *iov, unsigned iovcnt);
 ssize_t tcp_rec_whole(const struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt,

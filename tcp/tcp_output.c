@@ -96,7 +96,15 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 
 	if (!h)
 		return -ENOBUFS;
-	if (len) {
+	if (len && len <= TCP_COPY_MAX && len <= rte_pktmbuf_tailroom(h)) {
+		/* A small payload is copied behind the headers: one linear mbuf costs less to
+		 * build, checksum, transmit and free than a header chained to a clone. */
+		uint8_t *dst = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)len);
+		if (!tcp_sq_copy_out(c, seq, dst, len)) {
+			rte_pktmbuf_free(h);
+			return -ENOBUFS;
+		}
+	} else if (len) {
 		d = tcp_sq_clone(c, seq, len);
 		if (!d || rte_pktmbuf_chain(h, d)) {
 			rte_pktmbuf_free(d);
