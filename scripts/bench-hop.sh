@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Instructions per RDMA Write hop over the engine on memif, counted by callgrind: a measure of
-# the latency path that the machine's state does not move (docs/tcp-tests.md, "Instructions
-# per hop"). The Write latency of scripts/bench-tcp.sh swings 1.1-2.7 us with the machine's
-# state on these shared hosts; the count of instructions a hop executes does not, so a change
-# to the path is judged here first, then by interleaved latency runs.
+# the latency path that the machine's state hardly moves (docs/tcp-tests.md). The Write
+# latency of scripts/bench-tcp.sh swings 1.1-2.7 us with the machine's state on these shared
+# hosts; the count of instructions a hop executes moves by well under 1 % on a quiet machine
+# (a busy one adds empty polls, which are counted and shown), so a change to the path is
+# judged here first, then by interleaved latency runs.
 #
 # softrnic-perf -t write -l -s 8 -P as in bench-tcp.sh section 4: the server runs under
 # callgrind (one thread a file), the client natively. Each server iteration is one hop:
@@ -11,9 +12,11 @@
 # BENCH_HOP_N1 and BENCH_HOP_N2 iterations; the difference of the main thread's counts over
 # N2 - N1 is the cost of one hop without start-up and tear-down. Printed: the total, and the
 # inclusive cost of the parts of a hop (functions that the release build keeps whole; one
-# inlined shows "-").
+# inlined shows "-"), and the CQ polls a hop: above 1 the server waited for its client (a busy
+# machine), and the total, the poll's and the port's lines count the empty polls too.
 # Environment: BUILD_DIR (default build-bench-tcp, release, set up on first use),
-# BENCH_HOP_N1 / BENCH_HOP_N2 (10000 / 40000), BENCH_CPUS "a,b" (0,1), and any SOFTRNIC_*
+# BENCH_HOP_N1 / BENCH_HOP_N2 (10000 / 40000), BENCH_CPUS "a,b" (0,1), BENCH_HOP_KEEP (a
+# directory: the callgrind files are copied there, for callgrind_annotate), and any SOFTRNIC_*
 # setting for both ends (SOFTRNIC_MPA=crc, SOFTRNIC_DPDK_MEMIF_CSUM=off ...).
 # Exit status: 0 done, 1 a run failed, 77 valgrind or DPDK's memif PMD missing.
 set -uo pipefail
@@ -78,8 +81,14 @@ run "$N2"
 for n in "$N1" "$N2"; do
 	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$T/cg.$n.out-01" >"$T/incl.$n" 2>/dev/null ||
 		die "callgrind_annotate failed"
+	callgrind_annotate --tree=caller --auto=no --threshold=100 "$T/cg.$n.out-01" >"$T/tree.$n" 2>/dev/null ||
+		die "callgrind_annotate failed"
 done
-python3 - "$T/incl.$N1" "$T/incl.$N2" "$((N2 - N1))" <<'EOF'
+if [ -n "${BENCH_HOP_KEEP:-}" ]; then
+	mkdir -p "$BENCH_HOP_KEEP" && cp "$T"/cg.*.out-* "$BENCH_HOP_KEEP"/ ||
+		die "could not copy the callgrind files to $BENCH_HOP_KEEP"
+fi
+python3 - "$T/incl.$N1" "$T/incl.$N2" "$((N2 - N1))" "$T/tree.$N1" "$T/tree.$N2" <<'EOF'
 import re, sys
 def load(path):
     costs = {}
@@ -111,9 +120,25 @@ parts = [
     (4, 'tcp_send', 'TCP send: queue, segment, headers'),
     (4, 'tx0', 'memif transmit burst'),
 ]
+def calls(path, fn):
+    """Calls of fn: the counts on the caller lines above its entry in a --tree=caller listing."""
+    total, block = 0, []
+    for line in open(path):
+        if not line.strip():
+            block = []
+        elif re.search(r'\*\s+\S*:' + re.escape(fn) + r'(\s|$)', line):
+            return sum(int(c.replace(',', '')) for c in
+                       re.findall(r'<\s+\S+ \(([\d,]+)x\)', ''.join(block)))
+        else:
+            block.append(line)
+    return total
+polls = (calls(sys.argv[5], 'sv_poll_cq') - calls(sys.argv[4], 'sv_poll_cq')) / n
 print(f"{'instructions':>12}  part of one hop")
 for depth, fn, what in parts:
     v = per_hop(fn)
     cost = f"{v:12.0f}" if v is not None else f"{'-':>12}"
     print(f"{cost}  {'  ' * depth}{what} ({fn})")
+# Each poll beyond the first finds nothing: the server waited for the client. Those add to
+# the total and to the poll's and the port's lines, not to the others.
+print(f"{polls:12.2f}  CQ polls a hop (1 when the client never kept the server waiting)")
 EOF
