@@ -205,6 +205,7 @@ struct rn_qp_rx {
 	bool wqe_imm;                   /* the Send in progress took the prefix value */
 	uint32_t wqe_imm_val;
 	struct rn_ref_once wqe0;        /* check_wqe's translation of SGE 0 */
+	struct rn_ref_once sink0;       /* a tagged head's translation of its whole range */
 };
 
 /* ---- the QP ------------------------------------------------------------------------------ */

@@ -298,7 +298,9 @@ static void place_tagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_
 	struct rn_mem_ref ref;
 	struct iwarp_err err;
 
-	if (check_sink(qp, rx->pl.stag, rx->pl.to + off, len, rx->need, &ref, &err) != 0) {
+	/* from the payload's start the head's check covers these octets (len is at most its) */
+	if (!(off == 0 && rn_ref_once_take(&rx->sink0, &ref)) &&
+	    check_sink(qp, rx->pl.stag, rx->pl.to + off, len, rx->need, &ref, &err) != 0) {
 		seg_err_msg(qp, err, ev_for(qp, err));
 		return;
 	}
@@ -424,10 +426,13 @@ static void head_write(struct rn_qp *qp, uint32_t len)
 			    RN_QPE_WRITE_DISABLED);
 		return;
 	}
+	rn_ref_once_drop(&rx->sink0);
 	if (check_sink(qp, rx->pl.stag, rx->pl.to, len, RN_ACC_REMOTE_WRITE, &ref, &err) != 0) {
 		seg_err_msg(qp, err, ev_for(qp, err));
 		return;
 	}
+	if (len)
+		rn_ref_once_keep(&rx->sink0, &ref);
 	rx->need = RN_ACC_REMOTE_WRITE;
 	rx->target = RXT_TAGGED;
 }
@@ -460,10 +465,13 @@ static void head_read_resp(struct rn_qp *qp, uint32_t len)
 		seg_err(qp, bounds, RN_QPE_BASE_BOUNDS);
 		return;
 	}
+	rn_ref_once_drop(&rx->sink0);
 	if (check_sink(qp, rx->pl.stag, rx->pl.to, len, RN_ACC_LOCAL_WRITE, &ref, &err) != 0) {
 		seg_err(qp, err, ev_for(qp, err));
 		return;
 	}
+	if (len)
+		rn_ref_once_keep(&rx->sink0, &ref);
 	rx->need = RN_ACC_LOCAL_WRITE;
 	rx->target = RXT_TAGGED;
 }
@@ -825,6 +833,7 @@ static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
 {
 	rx_feed_pieces(qp, in, len);
 	rn_ref_once_drop(&qp->rx.wqe0);   /* valid only within this call (rn_qp_int.h) */
+	rn_ref_once_drop(&qp->rx.sink0);
 	stage_flush(&qp->rx);         /* the rest of this FPDU comes in a later call */
 }
 
