@@ -42,7 +42,7 @@ until grep -q "listening" "$TMP/stub-a.log" 2>/dev/null; do
 	sleep 0.1
 	i=$((i + 1))
 done
-client "$TMP/a.sock" 6 "$TMP/client-a.log" || { show_logs; fail "client exited with status $?"; }
+client "$TMP/a.sock" 6 "$TMP/client-a.log" || { rc=$?; show_logs; fail "client exited with status $rc"; }
 n=$(grep -c "^accepted" "$TMP/stub-a.log")
 restarts=$(field "$TMP/client-a.log" link_restarts)
 [ "$n" -ge 2 ] || { show_logs; fail "the client connected $n times in 6 s: it does not reconnect"; }
@@ -56,7 +56,7 @@ start_server client "$TMP/b.sock" 4 "$TMP/client-b.log"
 sleep 1.5
 python3 "$STUB" "$TMP/b.sock" 3 >"$TMP/stub-b.log" 2>&1 &
 STUB_PIDS="$STUB_PIDS $!"
-wait "$SERVER_PID" || { show_logs; fail "client exited with status $?"; }
+wait "$SERVER_PID" || { rc=$?; show_logs; fail "client exited with status $rc"; }
 SERVER_PID=
 first=$(sed -n 's/^accepted after \([0-9.]*\) s$/\1/p' "$TMP/stub-b.log" | head -1)
 [ -n "$first" ] || { show_logs; fail "no connection after the server came up"; }
