@@ -30,8 +30,8 @@ C1=${CPUS#*,}
 
 die() { echo "bench-hop.sh: $*" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "bench-hop.sh: valgrind missing (scripts/deps.sh)" >&2; exit 77; }
-ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 ||
-	{ echo "bench-hop.sh: DPDK's memif PMD missing (scripts/deps.sh)" >&2; exit 77; }
+source scripts/bench-lib.sh   # need_memif_pmd
+need_memif_pmd bench-hop.sh
 [ "$N2" -gt "$N1" ] || die "BENCH_HOP_N2 must exceed BENCH_HOP_N1"
 if [ ! -f "$B/build.ninja" ]; then
 	meson setup "$B" -Dbuildtype=release >/dev/null || die "meson setup $B"

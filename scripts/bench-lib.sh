@@ -1,6 +1,13 @@
-# Baselines the benchmarks share (sourced by bench-tcp.sh and bench-perftest.sh, bash). The
-# caller defines die, the PIDS array (killed on exit), T (a private temp dir), C0 / C1 (the
+# Baselines the benchmarks share (sourced by bench-tcp.sh, bench-perftest.sh and bench-hop.sh,
+# bash). The caller defines die, the PIDS array (killed on exit), T (a private temp dir), C0 / C1 (the
 # two cores: server on C0, client on C1) and K (tests/tcp/linux/ktcp_peer).
+
+# need_memif_pmd SCRIPT: exit 77 (skipped), naming SCRIPT, when DPDK's memif PMD is missing
+need_memif_pmd() {
+	ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 && return 0
+	echo "$1: DPDK's memif PMD missing (scripts/deps.sh)" >&2
+	exit 77
+}
 
 # field FILE PREFIX KEY: the value of KEY=... on the last line of FILE that starts with PREFIX
 field() { grep "^$2" "$1" | tail -1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }

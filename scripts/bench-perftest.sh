@@ -30,8 +30,8 @@ die() { echo "bench-perftest.sh: $*" >&2; exit 1; }
 for c in ib_write_lat ib_send_lat ib_write_bw ib_send_bw iperf3; do
 	command -v $c >/dev/null || { echo "bench-perftest.sh: $c missing (scripts/deps.sh)" >&2; exit 77; }
 done
-ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 ||
-	{ echo "bench-perftest.sh: DPDK's memif PMD missing (scripts/deps.sh)" >&2; exit 77; }
+source scripts/bench-lib.sh   # need_memif_pmd, field, kernel_pair, iperf3_loopback
+need_memif_pmd bench-perftest.sh
 [ "$(nproc)" -ge 2 ] || die "needs two CPUs"
 
 if [ ! -f "$B/build.ninja" ]; then
@@ -56,7 +56,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-source scripts/bench-lib.sh   # field, kernel_pair, iperf3_loopback
 
 # perf_pair NAME PROGRAM ARGS: perftest -R server (core C0) and client (core C1) over a fresh
 # memif link; the client's output in $T/NAME.cli. Fails when either side fails or overruns.

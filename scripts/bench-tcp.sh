@@ -53,8 +53,8 @@ C1=${CPUS#*,}
 
 die() { echo "bench-tcp.sh: $*" >&2; exit 1; }
 command -v iperf3 >/dev/null || { echo "bench-tcp.sh: iperf3 missing (scripts/deps.sh)" >&2; exit 77; }
-ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 ||
-	{ echo "bench-tcp.sh: DPDK's memif PMD missing (scripts/deps.sh)" >&2; exit 77; }
+source scripts/bench-lib.sh   # need_memif_pmd, field, kernel_pair, iperf3_loopback
+need_memif_pmd bench-tcp.sh
 [ "$(nproc)" -ge 2 ] || die "needs two CPUs"
 
 if [ ! -f "$B/build.ninja" ]; then
@@ -78,7 +78,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-source scripts/bench-lib.sh   # field, kernel_pair, iperf3_loopback
 
 wait_line() {  # FILE TEXT PID
 	for _ in $(seq 300); do
