@@ -367,6 +367,23 @@ void rn_qp_llp_failed(struct rn_qp *qp, long err)
 	}
 }
 
+/* A send failed: the peer reset the stream. What it sent before the reset is still in the
+ * transport, and a Terminate among it names the cause, where the reset alone says only that
+ * the stream failed (a peer that sends a Terminate, then closes its socket, resets the stream
+ * when our next octets reach it: a send can meet that reset before a read has taken the
+ * Terminate). So read first; the read ends at the reset and reports it. At most RX_DRAIN_RUNS
+ * receive runs: a stream that still gives after that is failed as it is. */
+#define RX_DRAIN_RUNS 16
+
+void rn_qp_llp_send_failed(struct rn_qp *qp, long err)
+{
+	for (int i = 0; i < RX_DRAIN_RUNS && qp->conn && !qp->rx.eof; i++)
+		if (rn_qp_rx_run(qp) == 0)
+			break;   /* nothing more to read, and no failure seen there */
+	if (qp->conn)
+		rn_qp_llp_failed(qp, err);
+}
+
 /* FIN from the peer, then "LLP close complete" once ours went out as well. */
 void rn_qp_check_closed(struct rn_qp *qp)
 {

@@ -271,6 +271,7 @@ void rn_qp_push_cqe_tolerated(struct rn_qp *qp, uint64_t wr_id, enum rn_wc_statu
 void rn_qp_raise_async(struct rn_qp *qp, enum rn_qp_async ev);
 void rn_qp_sq_complete(struct rn_qp *qp);
 void rn_qp_llp_failed(struct rn_qp *qp, long err);
+void rn_qp_llp_send_failed(struct rn_qp *qp, long err);
 void rn_qp_check_closed(struct rn_qp *qp);
 static inline struct rn_sqe *rn_qp_sqe(struct rn_qp *qp, uint32_t idx)
 {

@@ -339,7 +339,7 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 	if (n == -EAGAIN)
 		return 0;
 	if (n < 0) {
-		rn_qp_llp_failed(qp, (long)n);
+		rn_qp_llp_send_failed(qp, (long)n);
 		return -1;
 	}
 	*all = (size_t)n == offered;

@@ -596,6 +596,48 @@ static int setup_tol(void **state)
 	return 0;
 }
 
+/* The peer sends a Terminate (DDP "no buffer", as for a Send into an empty RQ), then closes
+ * its socket abortively: the reset stands behind the Terminate in our socket, unread. A Send
+ * posted then fails in the transport; the QP must still take the Terminate first (event
+ * Terminate Received, the peer's code queryable), not report a bare reset (vipl_accept T16
+ * flaked that way: the peer's close reset the stream while our next Send was on its way). */
+static void test_term_then_reset(void **state)
+{
+	struct rawfx *f = *state;
+	struct rdmap_term t;
+	struct rn_qp_info qi;
+	uint8_t u[128], out[256];
+	struct qbuf src;
+
+	rdmap_term_build(ddp_err_untagged(DDP_ECODE_U_MSN_NO_BUF), NULL, 0, &t);
+	size_t n = rdmap_term_ulpdu_encode(&t, 1, u, sizeof(u));
+	assert_true(n > 0);
+	struct iovec iov = { u, n };
+	ssize_t len = mpa_tx_encode(&f->tx, &iov, 1, out, sizeof(out));
+	assert_true(len > 0);
+	iov = (struct iovec){ out, (size_t)len };
+	assert_int_equal(rn_conn_sendv(f->raw.conn, &iov, 1), len);
+	rn_conn_abort(f->raw.conn);
+	f->raw.conn = NULL;
+	struct pollfd p = { .fd = rn_qp_fd(f->b.qp), .events = POLLIN };
+	long long end = t_now_ms() + Q_WAIT_MS;
+	while (!(p.revents & (POLLHUP | POLLERR)) && t_now_ms() < end)
+		assert_true(poll(&p, 1, 100) >= 0);
+	assert_true(p.revents & (POLLHUP | POLLERR));   /* the reset is there, nothing read yet */
+
+	qbuf_new(&f->d, &src, 64, f->d.pd, RN_ACC_LOCAL_WRITE);
+	struct rn_rq_sge sge = { (uintptr_t)src.p, 64, src.stag };
+	q_send(&f->b, 7, RN_WR_SEND, RN_SEND_SIGNALED, &sge, 1);
+	for (int i = 0; i < 50 && q_state(&f->b) != RN_QPS_ERROR; i++)
+		rn_qp_on_readable(f->b.qp);
+	assert_int_equal(q_state(&f->b), RN_QPS_ERROR);
+	assert_int_equal(q_event(&f->d, f->b.qp), RN_AE_TERMINATE_RECEIVED);
+	assert_int_equal(rn_qp_query(f->b.qp, &qi), RN_OK);
+	assert_true(qi.term_valid && !qi.term_local);
+	assert_int_equal(iwarp_err_u16(qi.term.err), 0x1202);
+	qbuf_free(&f->d, &src);
+}
+
 /* Tolerant: a Write to STag 0 is dropped (event), then a bad DDP version still terminates. */
 static void test_tol_framing_terminates(void **state)
 {
@@ -655,6 +697,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_raw_send_ok, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_term_then_reset, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_term_then_reset, setup_lend, teardown),
 		cmocka_unit_test_setup_teardown(test_crc_error_T37, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ddp_version_T37, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_opcode_T37, setup, teardown),
