@@ -117,10 +117,10 @@ void vipl_conn_teardown(struct vipl_vi *vi)
 	vi->sq.inflight = vi->rq.inflight = 0;
 }
 
-/* Hand the connection to the NIC thread to destroy: an API call that gives up (timeout,
- * Disconnect) returns at once instead of waiting for the stream's teardown. Completions still
- * in its CQ are never looked at (no VI names the CQ any more). */
-void vipl_conn_bury(struct vipl_vi *vi)
+/* Hand the connection to the NIC thread to destroy after_ms from now: an API call that gives
+ * up (timeout, Disconnect) returns at once instead of waiting for the stream's teardown.
+ * Completions still in its CQ are never looked at (no VI names the CQ any more). */
+void vipl_conn_bury_after(struct vipl_vi *vi, uint64_t after_ms)
 {
 	struct vipl_nic *nic = vi->o.nic;
 	struct vipl_grave *g = calloc(1, sizeof(*g));
@@ -131,12 +131,17 @@ void vipl_conn_bury(struct vipl_vi *vi)
 	}
 	vipl_arm_forget(vi);
 	g->c = vi->c;
-	g->at_ms = 0;
+	g->at_ms = after_ms ? vipl_now_ms() + after_ms : 0;
 	g->next = nic->graves;
 	nic->graves = g;
 	memset(&vi->c, 0, sizeof(vi->c));
 	vi->sq.inflight = vi->rq.inflight = 0;
 	vipl_nic_wake(nic);
+}
+
+void vipl_conn_bury(struct vipl_vi *vi)
+{
+	vipl_conn_bury_after(vi, 0);
 }
 
 void vipl_req_free(struct vipl_req *r)
@@ -185,8 +190,6 @@ size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap
 	}
 	return vipl_pdata_encode(&p, buf, cap);
 }
-
-#define VIPL_GRAVE_MS 2000
 
 /* Reject and retire id: destroying it at once could reset the stream before the MPA Reject
  * left, and the requester would see a refused connection instead of the reason. */

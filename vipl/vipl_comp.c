@@ -58,7 +58,7 @@ static uint32_t wc_err(const struct ibv_wc *wc)
 }
 
 /* The VI leaves Connected for Error: the first unfinished send of an RR VI takes the cause,
- * everything else is flushed, the connection is torn down (the peer sees the stream end), and
+ * everything else is flushed, the connection is buried (its QP ends the stream), and
  * the application hears of it asynchronously. NIC lock held. */
 void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async)
 {
@@ -91,7 +91,11 @@ void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async)
 				break;
 			}
 	}
-	vipl_conn_bury(vi);
+	/* Not at once: the QP sent its Terminate (or took the peer's) and closes the stream
+	 * itself, after the peer's FIN. Destroyed now, it would close the socket and reset the
+	 * stream as soon as more of the peer's octets arrive, possibly before the peer read the
+	 * Terminate. */
+	vipl_conn_bury_after(vi, VIPL_GRAVE_MS);
 	vi->state = VIP_STATE_ERROR;
 	vipl_wq_flush(vi, &vi->sq);
 	vipl_wq_flush(vi, &vi->rq);

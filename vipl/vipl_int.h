@@ -295,6 +295,10 @@ void vipl_rearm_due(struct vipl_nic *nic, uint64_t *next_ms);
 int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id);
 void vipl_conn_teardown(struct vipl_vi *vi);
 void vipl_conn_bury(struct vipl_vi *vi);
+/* How long a grave keeps what it holds: a Reject, or the Terminate of a failed connection, has
+ * time to leave before the stream goes. */
+#define VIPL_GRAVE_MS 2000
+void vipl_conn_bury_after(struct vipl_vi *vi, uint64_t after_ms);
 void vipl_rq_requeue(struct vipl_vi *vi);
 void vipl_cm_event(struct vipl_nic *nic, struct rdma_cm_event *ev);
 void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
