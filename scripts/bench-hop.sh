@@ -78,11 +78,13 @@ run() {
 echo "bench-hop.sh: softrnic-perf -t write -l -s 8 -P, server under callgrind, $N1 and $N2 iterations"
 run "$N1"
 run "$N2"
+# From $T: run in the tree, callgrind_annotate shortens a -g build's file names and leaves out
+# the callers inlined from headers (sv_poll_cq's, in perf_reap), and the polls read 0.
 for n in "$N1" "$N2"; do
-	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$T/cg.$n.out-01" >"$T/incl.$n" 2>/dev/null ||
-		die "callgrind_annotate failed"
-	callgrind_annotate --tree=caller --auto=no --threshold=100 "$T/cg.$n.out-01" >"$T/tree.$n" 2>/dev/null ||
-		die "callgrind_annotate failed"
+	(cd "$T" && callgrind_annotate --inclusive=yes --auto=no --threshold=100 "cg.$n.out-01" \
+		>"incl.$n" 2>/dev/null) || die "callgrind_annotate failed"
+	(cd "$T" && callgrind_annotate --tree=caller --auto=no --threshold=100 "cg.$n.out-01" \
+		>"tree.$n" 2>/dev/null) || die "callgrind_annotate failed"
 done
 if [ -n "${BENCH_HOP_KEEP:-}" ]; then
 	mkdir -p "$BENCH_HOP_KEEP" && cp "$T"/cg.*.out-* "$BENCH_HOP_KEEP"/ ||
