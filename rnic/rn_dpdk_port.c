@@ -53,6 +53,7 @@ struct rn_dpdk_port {
 	bool tx_refs;                  /* frames may reference caller memory (key tx_refs) */
 	bool csum_trust;               /* memif_csum off: received TCP checksums are not checked */
 	bool tx_prepare;               /* checksum offloads in use: rte_eth_tx_prepare */
+	bool csum_partial_told;        /* port_tell_partial_csum spoke */
 	struct rte_mempool *pool;      /* receive: only the rx queue takes from it */
 	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
 	bool link_up;                  /* at the last look (port_link_watch) */
@@ -935,6 +936,30 @@ int rn_dpdk_port_poll(struct rn_dpdk_port *p, uint64_t *next_ns)
 /* ---- the poll thread ------------------------------------------------------------------------ */
 
 /* Sleep up to ns, unless a kick came in since the last pass. */
+/* A sender that leaves the TCP checksum to an offload its link does not do (a memif peer with
+ * memif_csum = off; Linux over a veth with tx checksumming on, which af_packet does not
+ * report) sends segments whose checksum field holds only the pseudo-header's sum. We drop
+ * them as bad, so no connection with that peer ever opens: say why, once, on stderr. Runs
+ * before the poll thread sleeps (a try-lock: a consumer's pass goes first). */
+static void port_tell_partial_csum(struct rn_dpdk_port *p)
+{
+	struct tcp_stack_stats ts;
+	struct rte_eth_dev_info di;
+
+	if (p->csum_partial_told || pthread_mutex_trylock(&p->lock) != 0)
+		return;
+	tcp_stack_get_stats(p->stack, &ts);
+	pthread_mutex_unlock(&p->lock);
+	if (ts.in_csum_partial == 0)
+		return;
+	p->csum_partial_told = true;
+	bool memif = rte_eth_dev_info_get(p->pid, &di) == 0 && port_is_memif(&di);
+	fprintf(stderr, "softrnic: port %s: dropping TCP segments whose checksum holds only the "
+		"pseudo-header's sum (left to an offload): %s (docs/dpdk-port.md)\n", p->name,
+		memif ? "the peer has memif_csum = off; set it on both ends or on neither" :
+			"turn the sender's checksum offload off (a Linux veth: ethtool -K DEV tx off)");
+}
+
 static void port_sleep(struct rn_dpdk_port *p, uint64_t ns)
 {
 	struct pollfd pfd = { .fd = p->efd, .events = POLLIN };
@@ -943,6 +968,7 @@ static void port_sleep(struct rn_dpdk_port *p, uint64_t ns)
 
 	if (ns == 0)
 		return;
+	port_tell_partial_csum(p);
 	atomic_store(&p->napping, true);
 	if (!atomic_exchange(&p->kicked, false)) {
 		ts.tv_sec = (time_t)(ns / 1000000000u);

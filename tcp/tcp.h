@@ -117,6 +117,9 @@ struct tcp_stack_stats {
 	uint64_t active_opens, passive_opens, attempt_fails, estab_resets;
 	uint64_t in_segs, out_segs, retrans_segs, fast_retrans, rto_expiries;
 	uint64_t in_errs, in_csum_errs, out_rsts, in_rsts;
+	/* of in_csum_errs: the field held only the pseudo-header's sum (a sender that left the
+	 * checksum to an offload its port did not do: a memif peer with memif_csum = off) */
+	uint64_t in_csum_partial;
 	uint64_t challenge_acks, paws_drops, ooo_segs, dup_segs, syn_backlog_drops;
 	uint64_t no_port_rsts;  /* RST answered to a segment for no connection/listener */
 	uint64_t cur_conns, time_wait;

@@ -49,6 +49,8 @@ void tcp_l4_input(void *arg, struct rte_mbuf *m, const struct net_ip_info *info)
 		s->st.in_errs++;
 		if (rc == -EBADMSG)
 			s->st.in_csum_errs++;
+		if (rc == -EBADMSG && seg.csum_partial)
+			s->st.in_csum_partial++;
 		rte_pktmbuf_free(m);
 		return;
 	}

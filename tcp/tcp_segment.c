@@ -99,8 +99,10 @@ int tcp_seg_parse(const struct rte_mbuf *m, const struct net_ip_info *info, stru
 		uint16_t sum;
 		if (segment_sum(m, info->src, info->dst, &sum) != 0)
 			return -EINVAL;
-		if (sum != 0xffff)
+		if (sum != 0xffff) {
+			seg->csum_partial = th->cksum == fold(pseudo_sum(info->src, info->dst, len));
 			return -EBADMSG;
+		}
 	}
 	seg->payload_len = len - seg->hdr_len;
 	seg->seg_len = seg->payload_len + !!(seg->flags & TCP_F_SYN) + !!(seg->flags & TCP_F_FIN);

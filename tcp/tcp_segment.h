@@ -36,12 +36,15 @@ struct tcp_seg {
 	uint32_t payload_len;     /* octets after the header */
 	uint32_t seg_len;         /* payload_len + SYN + FIN (RFC 9293 SEG.LEN) */
 	bool opts_bad;            /* the options area is malformed (tcp_opt_parse failed) */
+	bool csum_partial;        /* -EBADMSG, and the field holds just the pseudo-header's sum */
 	struct tcp_opts opts;
 };
 
 /* m's data starts at the TCP header (as net delivers it). 0, -EINVAL (shorter than 20 octets,
  * data offset below 5 or past the packet), -EBADMSG (checksum wrong; skipped when
- * info->l4_cksum_good). A malformed options area is not an error here: seg->opts_bad. */
+ * info->l4_cksum_good; seg->csum_partial when the field holds only the pseudo-header's sum,
+ * what a sender leaves for a checksum offload: its port did not complete it). A malformed
+ * options area is not an error here: seg->opts_bad. */
 int tcp_seg_parse(const struct rte_mbuf *m, const struct net_ip_info *info, struct tcp_seg *seg);
 
 struct tcp_seg_out {

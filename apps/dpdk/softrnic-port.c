@@ -233,8 +233,9 @@ static void print_stats(struct rn_dpdk_port *p, struct net_if *nif)
 	       ns.ip_not_for_us, ns.ip_unknown_proto, ns.icmp_echo_in, ns.icmp_echo_out,
 	       ns.icmp_other_in);
 	printf("tcp: in_segs=%" PRIu64 " out_segs=%" PRIu64 " in_errs=%" PRIu64
-	       " in_csum_errs=%" PRIu64 " no_port_rsts=%" PRIu64 "\n",
-	       ts.in_segs, ts.out_segs, ts.in_errs, ts.in_csum_errs, ts.no_port_rsts);
+	       " in_csum_errs=%" PRIu64 " in_csum_partial=%" PRIu64 " no_port_rsts=%" PRIu64 "\n",
+	       ts.in_segs, ts.out_segs, ts.in_errs, ts.in_csum_errs, ts.in_csum_partial,
+	       ts.no_port_rsts);
 }
 
 static void announce(struct net_if *nif)

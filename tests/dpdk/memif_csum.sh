@@ -3,7 +3,10 @@
 # loopback). softrnic-rping, unchanged, 30 verified pings of 64 KiB with CRC32c, the server's
 # port capturing; tshark, told to check TCP checksums, must find every data segment's
 # checksum wrong with the key off on both ends (none was computed, and both ends took them),
-# and every one right without the key (so the check itself can tell). Needs tshark (77).
+# and every one right without the key (so the check itself can tell). Then the key on one end
+# only: the end that checks drops every segment of the other (their checksum is left to an
+# offload), the client cannot connect, and the server says why on stderr, naming the key.
+# Needs tshark (77).
 # Usage: memif_csum.sh /path/to/softrnic-rping
 set -u
 TEST_NAME=dpdk_memif_csum
@@ -50,4 +53,21 @@ run on
 set -- $(cat "$DPDK_DIR/counts")
 echo "memif_csum on: $1 data segments with no checksum, $2 with one"
 [ "$1" -eq 0 ] && [ "$2" -gt 60 ] || fail "memif_csum on: expected every data segment checksummed"
+
+# the key off on the client only: its SYNs carry the pseudo-header's sum alone
+start_server timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_MEMIF_CSUM=on \
+	"$(dpdk_eal server "$(memif_vdev server)")" SOFTRNIC_DPDK_IP=$A/24 \
+	"$RPING" -s -a $A -p "$PORT" -V 2>"$DPDK_DIR/server.err"
+dpdk_head_start
+timeout 5 env SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_MEMIF_CSUM=off \
+	"$(dpdk_eal client "$(memif_vdev client)")" SOFTRNIC_DPDK_IP=$B/24 \
+	"$RPING" -c -a $A -p "$PORT" -C 1 -S 64 -V >"$DPDK_DIR/mismatch.out" 2>&1 &&
+	fail "memif_csum off against on: the client connected, the server took unchecked segments"
+kill_server
+if ! grep -q "dropping TCP segments whose checksum holds only the pseudo-header's sum.*the peer has memif_csum = off" \
+	"$DPDK_DIR/server.err"; then
+	cat "$DPDK_DIR/server.err" >&2
+	fail "memif_csum on one end only: the server did not say why it dropped the client's segments"
+fi
+echo "memif_csum off at the client only: refused, the server named the key"
 echo "$TEST_NAME: OK"
