@@ -935,7 +935,6 @@ int rn_dpdk_port_poll(struct rn_dpdk_port *p, uint64_t *next_ns)
 
 /* ---- the poll thread ------------------------------------------------------------------------ */
 
-/* Sleep up to ns, unless a kick came in since the last pass. */
 /* A sender that leaves the TCP checksum to an offload its link does not do (a memif peer with
  * memif_csum = off; Linux over a veth with tx checksumming on, which af_packet does not
  * report) sends segments whose checksum field holds only the pseudo-header's sum. We drop
@@ -960,6 +959,7 @@ static void port_tell_partial_csum(struct rn_dpdk_port *p)
 			"turn the sender's checksum offload off (a Linux veth: ethtool -K DEV tx off)");
 }
 
+/* Sleep up to ns, unless a kick came in since the last pass. */
 static void port_sleep(struct rn_dpdk_port *p, uint64_t ns)
 {
 	struct pollfd pfd = { .fd = p->efd, .events = POLLIN };

@@ -91,10 +91,9 @@ void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async)
 				break;
 			}
 	}
-	/* Not at once: the QP sent its Terminate (or took the peer's) and closes the stream
-	 * itself, after the peer's FIN. Destroyed now, it would close the socket and reset the
-	 * stream as soon as more of the peer's octets arrive, possibly before the peer read the
-	 * Terminate. */
+	/* Not at once: the QP ends its stream itself (after a Terminate, sent or taken: our FIN,
+	 * then the peer's). Destroyed now, it would close the socket, and the peer's next
+	 * octets would draw a reset that can reach the peer before it read our Terminate. */
 	vipl_conn_bury_after(vi, VIPL_GRAVE_MS);
 	vi->state = VIP_STATE_ERROR;
 	vipl_wq_flush(vi, &vi->sq);
