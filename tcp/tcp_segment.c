@@ -35,6 +35,14 @@ static uint16_t fold(uint32_t sum)
 	return (uint16_t)sum;
 }
 
+/* The checksum field of a segment left to an offload: the pseudo-header's sum alone
+ * (rte_ipv4_phdr_cksum's convention, and Linux's for CHECKSUM_PARTIAL). tcp_seg_build writes
+ * it, tcp_seg_parse recognises it. */
+static uint16_t offload_field(uint32_t src, uint32_t dst, uint32_t l4_len)
+{
+	return fold(pseudo_sum(src, dst, l4_len));
+}
+
 /* One's-complement sum over the chain. Not rte_raw_cksum_mbuf: in DPDK 22.11 it byte-swaps
  * an unreduced 32-bit partial sum after an odd-length segment and gets chains wrong. A
  * segment starting at an odd offset contributes its sum byte-swapped (RFC 1071 2(B)). */
@@ -100,7 +108,7 @@ int tcp_seg_parse(const struct rte_mbuf *m, const struct net_ip_info *info, stru
 		if (segment_sum(m, info->src, info->dst, &sum) != 0)
 			return -EINVAL;
 		if (sum != 0xffff) {
-			seg->csum_partial = th->cksum == fold(pseudo_sum(info->src, info->dst, len));
+			seg->csum_partial = th->cksum == offload_field(info->src, info->dst, len);
 			return -EBADMSG;
 		}
 	}
@@ -139,9 +147,8 @@ int tcp_seg_build(struct rte_mbuf *m, const struct tcp_seg_out *o)
 	memcpy(th + 1, opts, olen);
 	m->l4_len = hlen;
 	if (o->cksum_offload) {
-		/* The port completes the sum; it expects the pseudo-header's in the field
-		 * (rte_ipv4_phdr_cksum's convention). net sets RTE_MBUF_F_TX_IPV4, l2/l3_len. */
-		th->cksum = fold(pseudo_sum(o->src, o->dst, m->pkt_len));
+		/* The port completes the sum. net sets RTE_MBUF_F_TX_IPV4, l2/l3_len. */
+		th->cksum = offload_field(o->src, o->dst, m->pkt_len);
 		m->ol_flags |= RTE_MBUF_F_TX_TCP_CKSUM;
 		return 0;
 	}
