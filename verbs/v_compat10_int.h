@@ -3,10 +3,11 @@
 #define SV_V_COMPAT10_INT_H
 
 #include "v_compat10.h"
+#include "v_symver.h"
 
 /* Binds our function to NAME@IBVERBS_1.0 (the non-default, old version; NAME@@IBVERBS_1.1
  * is the current function). */
-#define SV10_SYMVER(fn, name) __asm__(".symver " #fn ", " #name "@IBVERBS_1.0")
+#define SV10_SYMVER(fn, name) SV_SYMVER(fn, #name "@IBVERBS_1.0")
 
 int sv10_poll_cq(struct ibv_cq_1_0 *cq, int num_entries, struct ibv_wc *wc);
 int sv10_req_notify_cq(struct ibv_cq_1_0 *cq, int solicited_only);

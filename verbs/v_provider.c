@@ -26,6 +26,7 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "v_provider.h"
+#include "v_symver.h"
 
 /* ---- registration ------------------------------------------------------------------------ */
 #define SV_MAX_PROVIDERS 64
@@ -66,7 +67,7 @@ void sv_register_driver_legacy(const char *name, void *init_func)
 	fprintf(stderr, "libibverbs (softrnic): ignoring legacy driver %s (old provider ABI)\n",
 		name ? name : "(null)");
 }
-__asm__(".symver sv_register_driver_legacy, ibv_register_driver@IBVERBS_1.1");
+SV_SYMVER(sv_register_driver_legacy, "ibv_register_driver@IBVERBS_1.1");
 
 bool verbs_allow_disassociate_destroy;
 
