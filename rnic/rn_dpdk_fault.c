@@ -110,9 +110,15 @@ uint16_t rn_dpdk_fault_burst(rn_dpdk_burst_fn fn, uint16_t port_id, struct rte_m
 				port_id);
 		return if_faulted;
 	}
+	/* The handler reads g: the signal fences keep the compiler from sinking the store of
+	 * port_id past the arming or the burst (with LTO it sees a burst that never reads it,
+	 * and dropped it: the handler read a stale port and let the fault kill the process). */
 	g.port_id = port_id;
+	atomic_signal_fence(memory_order_seq_cst);
 	t_armed = &g;
+	atomic_signal_fence(memory_order_seq_cst);
 	done = fn(port_id, pkts, n);
+	atomic_signal_fence(memory_order_seq_cst);
 	t_armed = NULL;
 	return done;
 }
