@@ -14,7 +14,9 @@
 # inclusive cost of the parts of a hop (functions that the release build keeps whole; one
 # inlined shows "-"), and the CQ polls a hop: above 1 the server waited for its client (a busy
 # machine), and the total, the poll's and the port's lines count the empty polls too.
-# Environment: BUILD_DIR (default build-bench-tcp, release, set up on first use),
+# Environment: BUILD_DIR (default build-bench-tcp, a plain release build set up on first use:
+# a profile-guided build would move the count with its training; BUILD_DIR=build-release counts
+# the release scripts/build-release.sh makes),
 # BENCH_HOP_N1 / BENCH_HOP_N2 (10000 / 40000), BENCH_CPUS "a,b" (0,1), BENCH_HOP_KEEP (a
 # directory: the callgrind files are copied there, for callgrind_annotate), and any SOFTRNIC_*
 # setting for both ends (SOFTRNIC_MPA=crc, SOFTRNIC_DPDK_MEMIF_CSUM=off ...).

@@ -1,12 +1,42 @@
-# Baselines the benchmarks share (sourced by bench-tcp.sh, bench-perftest.sh and bench-hop.sh,
-# bash). The caller defines die, the PIDS array (killed on exit), T (a private temp dir), C0 / C1 (the
-# two cores: server on C0, client on C1) and K (tests/tcp/linux/ktcp_peer).
+# Baselines and the build the benchmarks share (sourced by bench-tcp.sh, bench-perftest.sh and
+# bench-hop.sh, and by build-release.sh; bash). The caller defines die, B (the build tree),
+# C0 / C1 (the two cores: server on C0, client on C1) and K (tests/tcp/linux/ktcp_peer), and
+# calls bench_tmpdir for T and PIDS.
+
+# bench_tmpdir NAME: a private temp dir in T and an empty PIDS; on exit every process in PIDS
+# is killed and T removed
+bench_tmpdir() {
+	T=$(mktemp -d "/tmp/srn-$1.XXXXXX") || die "mktemp failed"
+	PIDS=()
+	trap bench_cleanup EXIT
+	trap 'exit 1' INT TERM
+}
+bench_cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
 
 # need_memif_pmd SCRIPT: exit 77 (skipped), naming SCRIPT, when DPDK's memif PMD is missing
 need_memif_pmd() {
 	ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 && return 0
 	echo "$1: DPDK's memif PMD missing (scripts/deps.sh)" >&2
 	exit 77
+}
+
+# bench_build TARGET...: the build the benchmark measures, in $B. With BUILD_DIR unset
+# (B is build-release) scripts/build-release.sh makes it: LTO and PGO, trained again when the
+# sources changed; BUILD_DIR names a tree of the caller's, set up as a plain release build on
+# first use. Dies when a target cannot be built.
+bench_build() {
+	if [ -z "${BUILD_DIR:-}" ]; then
+		BUILD_TARGETS="$*" bash scripts/build-release.sh "$B" ||
+			die "scripts/build-release.sh $B failed"
+		return
+	fi
+	if [ ! -f "$B/build.ninja" ]; then
+		meson setup "$B" -Dbuildtype=release >/dev/null || die "meson setup $B"
+	fi
+	ninja -C "$B" -j2 "$@" >/dev/null || die "could not build $* in $B"
 }
 
 # field FILE PREFIX KEY: the value of KEY=... on the last line of FILE that starts with PREFIX

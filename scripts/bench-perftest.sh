@@ -9,15 +9,16 @@
 #   4. for reference only: the same perftest on Linux siw in one QEMU guest (SIWVM_SMP=2,
 #      loopback inside the guest over its eth0). The guest runs under TCG (software
 #      emulation, docs/interop.md): its numbers say nothing about siw on hardware.
-# Environment: BUILD_DIR (default build-bench-perftest, release, set up on first use; it
-# must hold verbs/libibverbs.so.1, verbs/rdmacm/librdmacm.so.1, tests/tcp/linux/ktcp_peer),
+# Environment: BUILD_DIR (a tree of your own, set up as a plain release build on first use;
+# it must hold verbs/libibverbs.so.1, verbs/rdmacm/librdmacm.so.1, tests/tcp/linux/ktcp_peer;
+# unset: build-release, made by scripts/build-release.sh with LTO and PGO),
 # BENCH_CPUS "a,b" (default 0,1), BENCH_LAT_ITERS (default 10000), BENCH_BW_ITERS (default
 # 5000), BENCH_PINGS (kernel ping-pong, default 100000), BENCH_SECONDS (iperf3, default 5),
 # BENCH_SIW=0 skips step 4 (it needs root and siw-vm; ~1-2 min).
 # Exit status: 0 done, 1 a run failed, 77 perftest, iperf3 or DPDK's memif PMD missing.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-B=${BUILD_DIR:-build-bench-perftest}
+B=${BUILD_DIR:-build-release}
 CPUS=${BENCH_CPUS:-0,1}
 C0=${CPUS%,*}
 C1=${CPUS#*,}
@@ -30,11 +31,13 @@ die() { echo "bench-perftest.sh: $*" >&2; exit 1; }
 for c in ib_write_lat ib_send_lat ib_write_bw ib_send_bw iperf3; do
 	command -v $c >/dev/null || { echo "bench-perftest.sh: $c missing (scripts/deps.sh)" >&2; exit 77; }
 done
-source scripts/bench-lib.sh   # need_memif_pmd, field, kernel_pair, iperf3_loopback
+source scripts/bench-lib.sh   # need_memif_pmd, bench_build, field, kernel_pair, iperf3_loopback
 need_memif_pmd bench-perftest.sh
 [ "$(nproc)" -ge 2 ] || die "needs two CPUs"
 
-if [ ! -f "$B/build.ninja" ]; then
+if [ -z "${BUILD_DIR:-}" ]; then
+	bench_build   # build-release, whole: LTO and PGO (scripts/build-release.sh)
+elif [ ! -f "$B/build.ninja" ]; then
 	meson setup "$B" -Dbuildtype=release >/dev/null || die "meson setup $B"
 fi
 # the libraries' ninja targets carry the full version (verbs/libibverbs.so.1.14.44)
@@ -46,16 +49,9 @@ ninja -C "$B" -j2 $libs tests/tcp/linux/ktcp_peer >/dev/null ||
 	die "could not build the drop-in libraries and ktcp_peer in $B"
 K=$B/tests/tcp/linux/ktcp_peer
 
-T=$(mktemp -d /tmp/srn-bench-perftest.XXXXXX)
+bench_tmpdir bench-perftest
 # a private copy of the libraries: the build tree may be rebuilt while we run
 cp -aL "$B/verbs/libibverbs.so.1" "$B/verbs/rdmacm/librdmacm.so.1" "$T/" || die "copy libraries"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
 # perf_pair NAME PROGRAM ARGS: perftest -R server (core C0) and client (core C1) over a fresh
 # memif link; the client's output in $T/NAME.cli. Fails when either side fails or overruns.
@@ -144,7 +140,7 @@ if [ "${BENCH_SIW:-1}" = 1 ]; then
 	else
 		export SIWVM_RUN=/run/siwvm-bench SIWVM_NETNS=siwvm-bn SIWVM_SMP=2
 		siw_down() { timeout 60 "$SV" down >/dev/null 2>&1; }
-		trap 'siw_down; cleanup' EXIT
+		trap 'siw_down; bench_cleanup' EXIT
 		siw_down
 		if timeout 240 "$SV" build >"$T/siw-build.log" 2>&1 &&
 			timeout 300 "$SV" up 1 >"$T/siw-up.log" 2>&1; then

@@ -26,7 +26,9 @@
 # then the ratios. Every engine transfer is verified octet by octet (the pattern of
 # apps/tcp/stcp_pattern.c), so the engine pays for generating and checking its data while
 # iperf3 sends and discards a buffer: the ratio is conservative.
-# Environment: BUILD_DIR (default build-bench-tcp, release, set up on first use),
+# Environment: BUILD_DIR (a tree of your own, set up as a plain release build on first use;
+# unset: build-release, made by scripts/build-release.sh with LTO and PGO, the build the goals
+# are judged on),
 # BENCH_BYTES (default 2G), BENCH_PINGS (default 100000), BENCH_SECONDS (iperf3, default 5),
 # BENCH_CPUS "a,b" (default 0,1), BENCH_RDMA_ITERS (RDMA Write latency iterations, 10000),
 # BENCH_RDMA_BW_ITERS (64 KiB Writes per bandwidth run, default 100000: about 2 s, as iperf3
@@ -39,7 +41,7 @@
 # Exit status: 0 done, 1 a run failed, 77 DPDK's memif PMD or iperf3 missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-B=${BUILD_DIR:-build-bench-tcp}
+B=${BUILD_DIR:-build-release}
 BYTES=${BENCH_BYTES:-2G}
 PINGS=${BENCH_PINGS:-100000}
 SECS=${BENCH_SECONDS:-5}
@@ -53,30 +55,19 @@ C1=${CPUS#*,}
 
 die() { echo "bench-tcp.sh: $*" >&2; exit 1; }
 command -v iperf3 >/dev/null || { echo "bench-tcp.sh: iperf3 missing (scripts/deps.sh)" >&2; exit 77; }
-source scripts/bench-lib.sh   # need_memif_pmd, field, kernel_pair, iperf3_loopback
+source scripts/bench-lib.sh   # need_memif_pmd, bench_build, field, kernel_pair, iperf3_loopback
 need_memif_pmd bench-tcp.sh
 [ "$(nproc)" -ge 2 ] || die "needs two CPUs"
 
-if [ ! -f "$B/build.ninja" ]; then
-	meson setup "$B" -Dbuildtype=release >/dev/null || die "meson setup $B"
-fi
-ninja -C "$B" -j2 apps/tcp/softrnic-tcp tests/tcp/linux/ktcp_peer bench/tcp/memif_rtt \
-	bench/tcp/xcopy apps/verbs/softrnic-perf >/dev/null ||
-	die "could not build softrnic-tcp, ktcp_peer, memif_rtt, xcopy, softrnic-perf in $B"
+bench_build apps/tcp/softrnic-tcp tests/tcp/linux/ktcp_peer bench/tcp/memif_rtt \
+	bench/tcp/xcopy apps/verbs/softrnic-perf
 E=$B/apps/tcp/softrnic-tcp
 K=$B/tests/tcp/linux/ktcp_peer
 M=$B/bench/tcp/memif_rtt
 X=$B/bench/tcp/xcopy
 P=$B/apps/verbs/softrnic-perf
 
-T=$(mktemp -d /tmp/srn-bench-tcp.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+bench_tmpdir bench-tcp
 
 
 wait_line() {  # FILE TEXT PID
