@@ -16,9 +16,12 @@ bench_cleanup() {
 	rm -rf "$T"
 }
 
+# have_memif_pmd: whether DPDK's memif PMD is installed
+have_memif_pmd() { ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1; }
+
 # need_memif_pmd SCRIPT: exit 77 (skipped), naming SCRIPT, when DPDK's memif PMD is missing
 need_memif_pmd() {
-	ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 && return 0
+	have_memif_pmd && return 0
 	echo "$1: DPDK's memif PMD missing (scripts/deps.sh)" >&2
 	exit 77
 }

@@ -34,7 +34,7 @@ E=$B/apps/tcp/softrnic-tcp
 
 die() { echo "build-release.sh: $*" >&2; exit 1; }
 
-source scripts/bench-lib.sh   # bench_tmpdir
+source scripts/bench-lib.sh   # bench_tmpdir, have_memif_pmd
 bench_tmpdir build-release
 
 # the state of the sources (every C file, header and build file, tracked or not, and this
@@ -72,8 +72,7 @@ find "$B" -name '*.gcda' -delete
 trainers=(apps/verbs/softrnic-perf)
 have_memif=0
 ninja -C "$B" -t targets all >"$T/targets" 2>/dev/null
-if ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 &&
-	grep -q '^apps/tcp/softrnic-tcp:' "$T/targets"; then
+if have_memif_pmd && grep -q '^apps/tcp/softrnic-tcp:' "$T/targets"; then
 	have_memif=1
 	trainers+=(apps/tcp/softrnic-tcp)
 fi
