@@ -9,7 +9,7 @@
 #include <sys/epoll.h>
 
 #include "rn_device_int.h"
-#include "rn_dpdk.h"
+#include "rn_transport.h"
 #include "rn_sync.h"
 
 /* ---- the process-wide name registry ("RNIC in use") ------------------------------------ */
@@ -124,22 +124,22 @@ static void hk_enter(void *a)
 	struct rn_device *dev = a;
 	dev->reader_ok = rn_mem_reader_register(dev->mem, &dev->reader) == RN_OK;
 }
-/* iter / block also let this thread drive the DPDK port while it is awake, so one thread
- * does the port and the QPs (docs/dpdk-rdma.md G2; one atomic load without an open DPDK
- * port). */
+/* iter / block also lend this thread to a user-space engine while it is awake
+ * (rn_transport.h), so one thread does the engine and the QPs instead of two threads
+ * handing packets across cores. */
 static void hk_iter(void *a)
 {
 	struct rn_device *dev = a;
 	if (dev->reader_ok)
 		rn_mem_quiescent(dev->mem, dev->reader);
-	rn_dpdk_engine_iter();
+	rn_engine_iter();
 }
 static void hk_block(void *a)
 {
 	struct rn_device *dev = a;
 	if (dev->reader_ok)
 		rn_mem_reader_offline(dev->mem, dev->reader);
-	rn_dpdk_engine_block();
+	rn_engine_block();
 }
 static void hk_unblock(void *a)
 {

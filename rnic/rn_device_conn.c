@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "rn_device_int.h"
-#include "rn_dpdk.h"
+#include "rn_transport.h"
 
 struct rn_dev_conn {
 	struct rn_device *dev;
@@ -381,8 +381,8 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 		rn_progress_consumer_polled(dev->eng, now);
 	/* placement from this thread must hold up dereg like the engine's (rn_mem QSBR) */
 	bool rd = n && rn_mem_reader_register(dev->mem, &reader) == RN_OK;
-	/* a DPDK stream's empty recv drives the port from this thread (docs/dpdk-rdma.md G1) */
-	rn_dpdk_consumer_mark(rd);
+	/* a user-space engine's empty recv drives the engine from this thread (rn_transport.h) */
+	rn_thread_set_cq_poller(rd);
 	for (unsigned i = 0; i < n; i++) {
 		int r = rd ? pinned[i]->ops->try_progress(pinned[i]->obj) : -1;
 
@@ -392,7 +392,7 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 			atomic_store_explicit(&pinned[i]->served_ns, now, memory_order_relaxed);
 		atomic_fetch_sub(&pinned[i]->pins, 1);
 	}
-	rn_dpdk_consumer_mark(false);
+	rn_thread_set_cq_poller(false);
 	if (rd)
 		rn_mem_reader_unregister(dev->mem, reader);
 	note_call(dev, now, did ? rn_progress_now_ns() : now, true);
@@ -417,7 +417,7 @@ void rn_device_consumer_blocks(struct rn_device *dev)
 {
 	if (rn_device_valid(dev))
 		rn_progress_unhold(dev->eng);
-	rn_dpdk_consumer_blocks(); /* and the DPDK poll thread's hold (docs/dpdk-rdma.md G1b) */
+	rn_engine_consumer_blocks(); /* and the engine's hold for this consumer */
 }
 
 void rn_device_conn_set_counted(struct rn_dev_conn *c)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "rn_mem_int.h"
+#include "rn_transport.h"
 
 _Static_assert(sizeof(struct rn_tpt_entry) == 64, "a TPT entry is one cache line");
 
@@ -119,7 +120,7 @@ void rn_mem_destroy(struct rn_mem *mem)
 		struct rn_pbl *p = atomic_load(&e->pbl);
 		/* MR entries own a reference on their page list; windows only borrow the parent's */
 		if (ctl_state(c) != ST_FREE && !ctl_is_mw(c) && p)
-			pbl_put(p);
+			rn_pbl_put(p);
 	}
 	pthread_mutex_destroy(&mem->lock);
 	free(mem->tpt);
@@ -136,7 +137,7 @@ uint32_t rn_mem_tpt_size(const struct rn_mem *mem)
 
 /* ---- entries ---------------------------------------------------------------------------- */
 
-struct rn_tpt_entry *tpt_entry(struct rn_mem *mem, rn_stag_t stag)
+struct rn_tpt_entry *rn_tpt_get(struct rn_mem *mem, rn_stag_t stag)
 {
 	uint32_t idx = RN_STAG_IDX(stag);
 	if (!mem || idx == 0 || idx >= mem->n)
@@ -156,7 +157,7 @@ static void cpu_relax(unsigned *spins)
 /* Take the entry's writer lock: CAS the state to BUSY. Returns the word before the lock. The
  * field stores that follow are release stores, so a reader that sees one of them also sees
  * BUSY when it re-reads the word (a fence-free seqlock: TSan understands it, x86 pays nothing). */
-uint64_t tpt_lock(struct rn_tpt_entry *e)
+uint64_t rn_tpt_lock(struct rn_tpt_entry *e)
 {
 	unsigned spins = 0;
 	uint64_t cur = atomic_load_explicit(&e->ctl, memory_order_acquire);
@@ -177,7 +178,7 @@ uint64_t tpt_lock(struct rn_tpt_entry *e)
 /* Publish new control fields with the generation bumped: readers that snapshotted the old
  * version retry. seq_cst: a grace period that starts after this store (rn_mem_sync_start) and
  * finds a reader offline guarantees that reader's next (seq_cst) look at the word sees it. */
-void tpt_publish(struct rn_tpt_entry *e, uint64_t old, uint64_t fields)
+void rn_tpt_publish(struct rn_tpt_entry *e, uint64_t old, uint64_t fields)
 {
 	uint64_t gen = (uint64_t)(uint16_t)(ctl_gen(old) + 1u);
 	fields &= ~(0xffffull << CTL_GEN_SHIFT);
@@ -186,12 +187,12 @@ void tpt_publish(struct rn_tpt_entry *e, uint64_t old, uint64_t fields)
 
 /* Release the lock without a change visible to readers: the old word comes back, so a reader
  * that straddled the lock still validates (its fields did not change). */
-void tpt_unlock(struct rn_tpt_entry *e, uint64_t old)
+void rn_tpt_unlock(struct rn_tpt_entry *e, uint64_t old)
 {
 	atomic_store_explicit(&e->ctl, old, memory_order_release);
 }
 
-enum rn_status tpt_alloc(struct rn_mem *mem, bool mw, uint32_t pd, uint32_t *idx)
+enum rn_status rn_tpt_alloc(struct rn_mem *mem, bool mw, uint32_t pd, uint32_t *idx)
 {
 	enum rn_status st = RN_OK;
 	pthread_mutex_lock(&mem->lock);
@@ -202,7 +203,7 @@ enum rn_status tpt_alloc(struct rn_mem *mem, bool mw, uint32_t pd, uint32_t *idx
 	else if (*cnt >= max || mem->fq_head == mem->fq_tail)
 		st = RN_ERR_NO_RESOURCES;
 	if (st == RN_OK) {
-		pd_ref_locked(mem, pd);
+		rn_pd_ref_locked(mem, pd);
 		*idx = mem->freeq[mem->fq_head++ & (mem->n - 1)];
 		(*cnt)++;
 	}
@@ -211,7 +212,7 @@ enum rn_status tpt_alloc(struct rn_mem *mem, bool mw, uint32_t pd, uint32_t *idx
 }
 
 /* The entry is FREE again: the index goes to the back of the FIFO. */
-void tpt_release(struct rn_mem *mem, uint32_t idx, bool mw)
+void rn_tpt_release(struct rn_mem *mem, uint32_t idx, bool mw)
 {
 	pthread_mutex_lock(&mem->lock);
 	mem->freeq[mem->fq_tail++ & (mem->n - 1)] = idx;
@@ -225,34 +226,34 @@ void tpt_release(struct rn_mem *mem, uint32_t idx, bool mw)
 /* Deallocate a locked, live entry (dereg, dealloc MW, failed rereg), seed-memmgmt §6.6:
  * INVALID+CLOSING (new lookups fail), grace period, release the page list and the PD,
  * FREE, index back to the FIFO. */
-void entry_retire(struct rn_mem *mem, struct rn_tpt_entry *e, uint64_t old)
+void rn_tpt_retire(struct rn_mem *mem, struct rn_tpt_entry *e, uint64_t old)
 {
 	uint32_t idx = (uint32_t)(e - mem->tpt);
 	bool mw = ctl_is_mw(old);
-	tpt_publish(e, old, ctl_make(ctl_key(old), ST_INVALID, ctl_type(old), ctl_acc(old),
+	rn_tpt_publish(e, old, ctl_make(ctl_key(old), ST_INVALID, ctl_type(old), ctl_acc(old),
 				    ctl_flags(old) | FL_CLOSING, ctl_pd(old)));
 	if (mw && ctl_state(old) == ST_VALID)
-		mw_parent_release(mem, e->parent_idx);
+		rn_mw_parent_release(mem, e->parent_idx);
 	rn_mem_synchronize(mem);
 	if (!mw)
 		rn_mem_drop_refs(); /* zero-copy transmit may still read it */
 	struct rn_pbl *p = atomic_load_explicit(&e->pbl, memory_order_relaxed);
 	if (!mw && p)
-		pbl_put(p);
-	pd_unref(mem, ctl_pd(old));
-	uint64_t c = tpt_lock(e);
+		rn_pbl_put(p);
+	rn_pd_unref(mem, ctl_pd(old));
+	uint64_t c = rn_tpt_lock(e);
 	e->last_key = ctl_key(old);
 	atomic_store_explicit(&e->pbl, NULL, memory_order_release);
 	atomic_store_explicit(&e->qp_id, 0, memory_order_release);
 	atomic_store_explicit(&e->nbound, 0, memory_order_release);
 	atomic_store_explicit(&e->length, 0, memory_order_release);
-	tpt_publish(e, c, ctl_make(ctl_key(old), ST_FREE, ctl_type(old), 0, 0, 0));
-	tpt_release(mem, idx, mw);
+	rn_tpt_publish(e, c, ctl_make(ctl_key(old), ST_FREE, ctl_type(old), 0, 0, 0));
+	rn_tpt_release(mem, idx, mw);
 }
 
 /* An RNIC-chosen key: random, and never the key this index had last time, so a stale STag from
  * the previous use of the index cannot match. */
-uint8_t tpt_new_key(struct rn_mem *mem, uint8_t last)
+uint8_t rn_tpt_new_key(struct rn_mem *mem, uint8_t last)
 {
 	uint8_t k;
 	pthread_mutex_lock(&mem->lock);

@@ -114,7 +114,7 @@ static void ref_empty(struct rn_mem_ref *ref)
 static enum chk lookup(struct rn_mem *mem, rn_stag_t stag, uint32_t pd, uint32_t qp_id,
 		       uint64_t to, uint64_t len, uint32_t need, bool local, struct rn_mem_ref *ref)
 {
-	const struct rn_tpt_entry *e = tpt_entry(mem, stag);
+	const struct rn_tpt_entry *e = rn_tpt_get(mem, stag);
 	if (!e)
 		return CHK_STAG;
 	for (;;) {

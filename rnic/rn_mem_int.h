@@ -113,31 +113,31 @@ struct rn_mem {
 };
 
 /* rn_mem.c: table services */
-struct rn_tpt_entry *tpt_entry(struct rn_mem *mem, rn_stag_t stag);
-uint64_t tpt_lock(struct rn_tpt_entry *e);
-void tpt_publish(struct rn_tpt_entry *e, uint64_t old, uint64_t fields);
-void tpt_unlock(struct rn_tpt_entry *e, uint64_t old);
-enum rn_status tpt_alloc(struct rn_mem *mem, bool mw, uint32_t pd, uint32_t *idx);
-void tpt_release(struct rn_mem *mem, uint32_t idx, bool mw);
-uint8_t tpt_new_key(struct rn_mem *mem, uint8_t last);
+struct rn_tpt_entry *rn_tpt_get(struct rn_mem *mem, rn_stag_t stag);
+uint64_t rn_tpt_lock(struct rn_tpt_entry *e);
+void rn_tpt_publish(struct rn_tpt_entry *e, uint64_t old, uint64_t fields);
+void rn_tpt_unlock(struct rn_tpt_entry *e, uint64_t old);
+enum rn_status rn_tpt_alloc(struct rn_mem *mem, bool mw, uint32_t pd, uint32_t *idx);
+void rn_tpt_release(struct rn_mem *mem, uint32_t idx, bool mw);
+uint8_t rn_tpt_new_key(struct rn_mem *mem, uint8_t last);
 
 /* rn_mem_pd.c: PD references (callers hold no lock) */
-enum rn_status pd_ref_locked(struct rn_mem *mem, uint32_t pd);
-void pd_unref_locked(struct rn_mem *mem, uint32_t pd);
-void pd_unref(struct rn_mem *mem, uint32_t pd);
+enum rn_status rn_pd_ref_locked(struct rn_mem *mem, uint32_t pd);
+void rn_pd_unref_locked(struct rn_mem *mem, uint32_t pd);
+void rn_pd_unref(struct rn_mem *mem, uint32_t pd);
 
 /* rn_mem_mr.c */
-struct rn_pbl *pbl_new(uint32_t max_pages);
-void pbl_put(struct rn_pbl *p);
-bool acc_valid_mr(uint32_t access);
+struct rn_pbl *rn_pbl_new(uint32_t max_pages);
+void rn_pbl_put(struct rn_pbl *p);
+bool rn_acc_valid_mr(uint32_t access);
 
-void entry_retire(struct rn_mem *mem, struct rn_tpt_entry *e, uint64_t old);
+void rn_tpt_retire(struct rn_mem *mem, struct rn_tpt_entry *e, uint64_t old);
 void rn_mem_drop_refs(void);
 
 /* rn_mem_mw.c: unbinding a window (under its lock). Publish the returned fields first, then
  * drop the parent's count: an MR must never look unbound while a window on it is Valid. */
-uint64_t mw_unbind_fields(struct rn_tpt_entry *mw, uint64_t old, uint32_t new_pd);
-void mw_parent_release(struct rn_mem *mem, uint32_t parent_idx);
+uint64_t rn_mw_unbind_fields(struct rn_tpt_entry *mw, uint64_t old, uint32_t new_pd);
+void rn_mw_parent_release(struct rn_mem *mem, uint32_t parent_idx);
 
 /* A translation goes through the page list: fast-registered MRs, windows on them. */
 static inline bool ctl_uses_pbl(uint64_t c, const struct rn_pbl *p)

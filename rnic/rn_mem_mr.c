@@ -6,7 +6,7 @@
 
 #define RN_ACC_REMOTE (RN_ACC_REMOTE_READ | RN_ACC_REMOTE_WRITE)
 
-struct rn_pbl *pbl_new(uint32_t max_pages)
+struct rn_pbl *rn_pbl_new(uint32_t max_pages)
 {
 	struct rn_pbl *p = calloc(1, sizeof(*p) + (size_t)max_pages * sizeof(p->pg[0]));
 	if (!p)
@@ -16,7 +16,7 @@ struct rn_pbl *pbl_new(uint32_t max_pages)
 	return p;
 }
 
-void pbl_put(struct rn_pbl *p)
+void rn_pbl_put(struct rn_pbl *p)
 {
 	if (p && atomic_fetch_sub(&p->refs, 1) == 1)
 		free(p);
@@ -24,7 +24,7 @@ void pbl_put(struct rn_pbl *p)
 
 /* Fig. 18 with Local Read always granted (ibverbs has no flag for it): the one invalid
  * combination left is Remote Write without Local Write; unknown bits are invalid too. */
-bool acc_valid_mr(uint32_t access)
+bool rn_acc_valid_mr(uint32_t access)
 {
 	if (access & ~(RN_ACC_RIGHTS | RN_ACC_ZERO_BASED))
 		return false;
@@ -38,7 +38,7 @@ static uint32_t acc_store(uint32_t access)
 
 static enum rn_status region_args(const void *addr, uint64_t len, uint64_t iova, uint32_t access)
 {
-	if (!acc_valid_mr(access))
+	if (!rn_acc_valid_mr(access))
 		return RN_ERR_INVALID_ACCESS;
 	if (!addr)
 		return RN_ERR_INVALID_VA;
@@ -77,15 +77,15 @@ enum rn_status rn_mem_reg_mr(struct rn_mem *mem, uint32_t pd, void *addr, uint64
 	enum rn_status st = region_args(addr, len, iova, access);
 	uint32_t idx;
 	if (st == RN_OK)
-		st = tpt_alloc(mem, false, pd, &idx);
+		st = rn_tpt_alloc(mem, false, pd, &idx);
 	if (st != RN_OK)
 		return st;
 	struct rn_tpt_entry *e = &mem->tpt[idx];
-	uint64_t old = tpt_lock(e);
-	uint8_t key = tpt_new_key(mem, e->last_key);
+	uint64_t old = rn_tpt_lock(e);
+	uint8_t key = rn_tpt_new_key(mem, e->last_key);
 	set_region(e, addr, len, iova, access);
 	atomic_store_explicit(&e->pbl, NULL, memory_order_release);
-	tpt_publish(e, old, ctl_make(key, ST_VALID, TY_MR, acc_store(access), region_flags(access), pd));
+	rn_tpt_publish(e, old, ctl_make(key, ST_VALID, TY_MR, acc_store(access), region_flags(access), pd));
 	*stag = RN_STAG(idx, key);
 	return RN_OK;
 }
@@ -99,23 +99,23 @@ enum rn_status rn_mem_alloc_mr(struct rn_mem *mem, uint32_t pd, uint32_t max_pag
 		return RN_ERR_INVALID_MODIFIER;
 	if (max_pages > mem->lim.max_pbl)
 		return RN_ERR_NO_RESOURCES; /* §7.3.2.1: beyond the RI's PBL size */
-	struct rn_pbl *p = pbl_new(max_pages);
+	struct rn_pbl *p = rn_pbl_new(max_pages);
 	if (!p)
 		return RN_ERR_NO_RESOURCES;
 	uint32_t idx;
-	enum rn_status st = tpt_alloc(mem, false, pd, &idx);
+	enum rn_status st = rn_tpt_alloc(mem, false, pd, &idx);
 	if (st != RN_OK) {
-		pbl_put(p);
+		rn_pbl_put(p);
 		return st;
 	}
 	struct rn_tpt_entry *e = &mem->tpt[idx];
-	uint64_t old = tpt_lock(e);
-	uint8_t key = tpt_new_key(mem, e->last_key);
+	uint64_t old = rn_tpt_lock(e);
+	uint8_t key = rn_tpt_new_key(mem, e->last_key);
 	atomic_store_explicit(&e->to_base, 0, memory_order_release);
 	atomic_store_explicit(&e->length, 0, memory_order_release);
 	atomic_store_explicit(&e->va_base, 0, memory_order_release);
 	atomic_store_explicit(&e->pbl, p, memory_order_release);
-	tpt_publish(e, old, ctl_make(key, ST_INVALID, TY_MR_PBL, RN_ACC_LOCAL_READ,
+	rn_tpt_publish(e, old, ctl_make(key, ST_INVALID, TY_MR_PBL, RN_ACC_LOCAL_READ,
 				    remote_ok ? FL_REMOTE_OK : 0, pd));
 	*stag = RN_STAG(idx, key);
 	return RN_OK;
@@ -125,19 +125,19 @@ enum rn_status rn_mem_dereg(struct rn_mem *mem, rn_stag_t stag)
 {
 	if (!mem)
 		return RN_ERR_INVALID_RNIC;
-	struct rn_tpt_entry *e = tpt_entry(mem, stag);
+	struct rn_tpt_entry *e = rn_tpt_get(mem, stag);
 	if (!e)
 		return RN_ERR_INVALID_STAG;
-	uint64_t old = tpt_lock(e);
+	uint64_t old = rn_tpt_lock(e);
 	if (!ctl_live(old)) {
-		tpt_unlock(e, old);
+		rn_tpt_unlock(e, old);
 		return RN_ERR_INVALID_STAG;
 	}
 	if (!ctl_is_mw(old) && atomic_load(&e->nbound) > 0) {
-		tpt_unlock(e, old);
+		rn_tpt_unlock(e, old);
 		return RN_ERR_MW_BOUND_TO_MR;
 	}
-	entry_retire(mem, e, old);
+	rn_tpt_retire(mem, e, old);
 	return RN_OK;
 }
 
@@ -152,7 +152,7 @@ struct rereg_args {
 /* Validates the new attributes and takes the new PD's reference (RN_REREG_PD). */
 static enum rn_status rereg_validate(struct rn_mem *mem, const struct rereg_args *a)
 {
-	if ((a->flags & RN_REREG_ACCESS) && !acc_valid_mr(a->access))
+	if ((a->flags & RN_REREG_ACCESS) && !rn_acc_valid_mr(a->access))
 		return RN_ERR_INVALID_ACCESS;
 	if (a->flags & RN_REREG_TRANSLATION) {
 		uint32_t acc = (a->flags & RN_REREG_ACCESS) ? a->access : (a->access & RN_ACC_ZERO_BASED);
@@ -163,7 +163,7 @@ static enum rn_status rereg_validate(struct rn_mem *mem, const struct rereg_args
 	if (!(a->flags & RN_REREG_PD))
 		return RN_OK;
 	pthread_mutex_lock(&mem->lock);
-	enum rn_status st = pd_ref_locked(mem, a->pd);
+	enum rn_status st = rn_pd_ref_locked(mem, a->pd);
 	pthread_mutex_unlock(&mem->lock);
 	return st;
 }
@@ -184,7 +184,7 @@ static uint64_t rereg_apply(struct rn_mem *mem, struct rn_tpt_entry *e, uint64_t
 	if (acc & RN_ACC_REMOTE)
 		flags |= FL_REMOTE_OK;
 	uint32_t pd = (a->flags & RN_REREG_PD) ? a->pd : ctl_pd(old);
-	uint8_t key = tpt_new_key(mem, ctl_key(old));
+	uint8_t key = rn_tpt_new_key(mem, ctl_key(old));
 	return ctl_make(key, ST_VALID, type, acc, flags, pd);
 }
 
@@ -195,36 +195,36 @@ enum rn_status rn_mem_rereg_mr(struct rn_mem *mem, rn_stag_t *stag, uint32_t fla
 		return RN_ERR_INVALID_RNIC;
 	if (!stag || flags == 0 || (flags & ~7u))
 		return RN_ERR_INVALID_MODIFIER;
-	struct rn_tpt_entry *e = tpt_entry(mem, *stag);
+	struct rn_tpt_entry *e = rn_tpt_get(mem, *stag);
 	if (!e)
 		return RN_ERR_INVALID_STAG;
-	uint64_t old = tpt_lock(e);
+	uint64_t old = rn_tpt_lock(e);
 	if (!ctl_live(old) || ctl_is_mw(old) || (ctl_flags(old) & FL_SHARED)) {
-		tpt_unlock(e, old);
+		rn_tpt_unlock(e, old);
 		return RN_ERR_INVALID_STAG;
 	}
 	if (atomic_load(&e->nbound) > 0) {
-		tpt_unlock(e, old);
+		rn_tpt_unlock(e, old);
 		return RN_ERR_MW_BOUND_TO_MR;
 	}
 	const struct rereg_args a = { flags, pd, access, addr, len, iova };
 	enum rn_status st = rereg_validate(mem, &a);
 	if (st != RN_OK) {
-		entry_retire(mem, e, old); /* RI-Reregister: any other error deallocates the MR */
+		rn_tpt_retire(mem, e, old); /* RI-Reregister: any other error deallocates the MR */
 		return st;
 	}
 	uint64_t closing = ctl_make(ctl_key(old), ST_INVALID, ctl_type(old), ctl_acc(old),
 				    ctl_flags(old) | FL_CLOSING, ctl_pd(old));
-	tpt_publish(e, old, closing);
+	rn_tpt_publish(e, old, closing);
 	if (flags & RN_REREG_TRANSLATION) {
 		rn_mem_synchronize(mem); /* no placement into the old memory after we return */
 		rn_mem_drop_refs();      /* and no transmit from it */
 	}
-	uint64_t c = tpt_lock(e);
+	uint64_t c = rn_tpt_lock(e);
 	uint64_t fresh = rereg_apply(mem, e, c, &a);
-	tpt_publish(e, c, fresh);
+	rn_tpt_publish(e, c, fresh);
 	if (flags & RN_REREG_PD)
-		pd_unref(mem, ctl_pd(old));
+		rn_pd_unref(mem, ctl_pd(old));
 	*stag = RN_STAG(RN_STAG_IDX(*stag), ctl_key(fresh));
 	return RN_OK;
 }
@@ -263,26 +263,26 @@ enum rn_status rn_mem_reg_shared_mr(struct rn_mem *mem, rn_stag_t src, uint32_t 
 		return RN_ERR_INVALID_RNIC;
 	if (!stag)
 		return RN_ERR_INVALID_MODIFIER;
-	if (!acc_valid_mr(access))
+	if (!rn_acc_valid_mr(access))
 		return RN_ERR_INVALID_ACCESS;
-	struct rn_tpt_entry *se = tpt_entry(mem, src);
+	struct rn_tpt_entry *se = rn_tpt_get(mem, src);
 	if (!se)
 		return RN_ERR_INVALID_STAG;
 	uint32_t idx;
-	enum rn_status st = tpt_alloc(mem, false, pd, &idx);
+	enum rn_status st = rn_tpt_alloc(mem, false, pd, &idx);
 	if (st != RN_OK)
 		return st;
-	uint64_t sc = tpt_lock(se);
+	uint64_t sc = rn_tpt_lock(se);
 	st = shared_src_check(se, sc, src, iova, access);
 	if (st != RN_OK) {
-		tpt_unlock(se, sc);
-		pd_unref(mem, pd);
-		tpt_release(mem, idx, false);
+		rn_tpt_unlock(se, sc);
+		rn_pd_unref(mem, pd);
+		rn_tpt_release(mem, idx, false);
 		return st;
 	}
 	struct rn_tpt_entry *e = &mem->tpt[idx];
-	uint64_t old = tpt_lock(e);
-	uint8_t key = tpt_new_key(mem, e->last_key);
+	uint64_t old = rn_tpt_lock(e);
+	uint8_t key = rn_tpt_new_key(mem, e->last_key);
 	struct rn_pbl *p = atomic_load_explicit(&se->pbl, memory_order_relaxed);
 	bool pbl = ctl_type(sc) == TY_MR_PBL;
 	if (pbl)
@@ -293,9 +293,9 @@ enum rn_status rn_mem_reg_shared_mr(struct rn_mem *mem, rn_stag_t src, uint32_t 
 	atomic_store_explicit(&e->va_base, atomic_load_explicit(&se->va_base, memory_order_relaxed),
 			      memory_order_relaxed);
 	atomic_store_explicit(&e->pbl, pbl ? p : NULL, memory_order_release);
-	tpt_publish(e, old, ctl_make(key, ST_VALID, ctl_type(sc), acc_store(access),
+	rn_tpt_publish(e, old, ctl_make(key, ST_VALID, ctl_type(sc), acc_store(access),
 				    region_flags(access) | FL_SHARED, pd));
-	tpt_publish(se, sc, sc | ((uint64_t)FL_SHARED << CTL_FLAG_SHIFT));
+	rn_tpt_publish(se, sc, sc | ((uint64_t)FL_SHARED << CTL_FLAG_SHIFT));
 	*stag = RN_STAG(idx, key);
 	return RN_OK;
 }
@@ -332,16 +332,16 @@ static enum rn_status query(struct rn_mem *mem, rn_stag_t stag, bool mw, struct 
 		return RN_ERR_INVALID_RNIC;
 	if (!info)
 		return RN_ERR_INVALID_MODIFIER;
-	struct rn_tpt_entry *e = tpt_entry(mem, stag);
+	struct rn_tpt_entry *e = rn_tpt_get(mem, stag);
 	if (!e)
 		return RN_ERR_INVALID_STAG;
-	uint64_t c = tpt_lock(e); /* control path: the lock gives a consistent picture */
+	uint64_t c = rn_tpt_lock(e); /* control path: the lock gives a consistent picture */
 	enum rn_status st = RN_ERR_INVALID_STAG;
 	if (ctl_live(c) && ctl_is_mw(c) == mw) {
 		fill_info(e, c, info);
 		st = RN_OK;
 	}
-	tpt_unlock(e, c);
+	rn_tpt_unlock(e, c);
 	return st;
 }
 

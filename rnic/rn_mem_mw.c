@@ -11,29 +11,29 @@ enum rn_status rn_mem_alloc_mw(struct rn_mem *mem, uint32_t pd, enum rn_mw_type 
 	if (!stag || (type != RN_MW_TYPE1 && type != RN_MW_TYPE2))
 		return RN_ERR_INVALID_MODIFIER;
 	uint32_t idx;
-	enum rn_status st = tpt_alloc(mem, true, pd, &idx);
+	enum rn_status st = rn_tpt_alloc(mem, true, pd, &idx);
 	if (st != RN_OK)
 		return st;
 	struct rn_tpt_entry *e = &mem->tpt[idx];
-	uint64_t old = tpt_lock(e);
-	uint8_t key = tpt_new_key(mem, e->last_key);
+	uint64_t old = rn_tpt_lock(e);
+	uint8_t key = rn_tpt_new_key(mem, e->last_key);
 	atomic_store_explicit(&e->length, 0, memory_order_release);
 	atomic_store_explicit(&e->pbl, NULL, memory_order_release);
 	atomic_store_explicit(&e->qp_id, 0, memory_order_release);
 	/* type-2 windows may be invalidated remotely (seed-memmgmt §6.8); type 1 never */
 	uint32_t acc = type == RN_MW_TYPE2 ? RN_ACC_REMOTE_INV : 0;
-	tpt_publish(e, old, ctl_make(key, ST_INVALID, type == RN_MW_TYPE1 ? TY_MW1 : TY_MW2, acc, 0, pd));
+	rn_tpt_publish(e, old, ctl_make(key, ST_INVALID, type == RN_MW_TYPE1 ? TY_MW1 : TY_MW2, acc, 0, pd));
 	*stag = RN_STAG(idx, key);
 	return RN_OK;
 }
 
-uint64_t mw_unbind_fields(struct rn_tpt_entry *mw, uint64_t old, uint32_t new_pd)
+uint64_t rn_mw_unbind_fields(struct rn_tpt_entry *mw, uint64_t old, uint32_t new_pd)
 {
 	atomic_store_explicit(&mw->qp_id, 0, memory_order_release);
 	return ctl_make(ctl_key(old), ST_INVALID, ctl_type(old), ctl_acc(old), ctl_flags(old), new_pd);
 }
 
-void mw_parent_release(struct rn_mem *mem, uint32_t parent_idx)
+void rn_mw_parent_release(struct rn_mem *mem, uint32_t parent_idx)
 {
 	if (parent_idx > 0 && parent_idx < mem->n)
 		atomic_fetch_sub(&mem->tpt[parent_idx].nbound, 1);
@@ -128,11 +128,11 @@ static enum rn_wc_status mw1_unbind(struct rn_mem *mem, struct rn_tpt_entry *mw,
 				    const struct rn_bind_wr *wr)
 {
 	bool was_bound = ctl_state(c) == ST_VALID;
-	uint64_t f = mw_unbind_fields(mw, c, ctl_pd(c));
+	uint64_t f = rn_mw_unbind_fields(mw, c, ctl_pd(c));
 	f = (f & ~0xffull) | RN_STAG_KEY(wr->mw_stag);
-	tpt_publish(mw, c, f);
+	rn_tpt_publish(mw, c, f);
 	if (was_bound)
-		mw_parent_release(mem, mw->parent_idx);
+		rn_mw_parent_release(mem, mw->parent_idx);
 	return RN_WC_SUCCESS;
 }
 
@@ -141,33 +141,33 @@ enum rn_wc_status rn_mem_bind_mw(struct rn_mem *mem, const struct rn_mem_qp *qp,
 {
 	if (!mem || !qp || !wr)
 		return RN_WC_INVALID_WQE;
-	struct rn_tpt_entry *mw = tpt_entry(mem, wr->mw_stag);
+	struct rn_tpt_entry *mw = rn_tpt_get(mem, wr->mw_stag);
 	if (!mw)
 		return RN_WC_INVALID_WINDOW;
-	uint64_t mwc = tpt_lock(mw);
+	uint64_t mwc = rn_tpt_lock(mw);
 	enum rn_wc_status st = bind_check_mw(mwc, qp);
 	if (st == RN_WC_SUCCESS && ctl_type(mwc) == TY_MW1 && wr->length == 0)
 		return mw1_unbind(mem, mw, mwc, wr);
-	struct rn_tpt_entry *mr = tpt_entry(mem, wr->mr_stag);
+	struct rn_tpt_entry *mr = rn_tpt_get(mem, wr->mr_stag);
 	if (st == RN_WC_SUCCESS && (!mr || mr == mw))
 		st = RN_WC_INVALID_REGION;
 	if (st != RN_WC_SUCCESS) {
-		tpt_unlock(mw, mwc);
+		rn_tpt_unlock(mw, mwc);
 		return st;
 	}
-	uint64_t mrc = tpt_lock(mr);
+	uint64_t mrc = rn_tpt_lock(mr);
 	st = bind_check_mr(mr, mrc, mwc, qp, wr);
 	if (st != RN_WC_SUCCESS) {
-		tpt_unlock(mr, mrc);
-		tpt_unlock(mw, mwc);
+		rn_tpt_unlock(mr, mrc);
+		rn_tpt_unlock(mw, mwc);
 		return st;
 	}
 	bool rebind = ctl_state(mwc) == ST_VALID; /* type 1 moving to a new binding */
 	uint32_t old_parent = mw->parent_idx;
 	uint64_t f = bind_apply(mem, mw, mwc, mr, mrc, qp, wr);
-	tpt_unlock(mr, mrc); /* only nbound changed: readers of the MR are unaffected */
-	tpt_publish(mw, mwc, f);
+	rn_tpt_unlock(mr, mrc); /* only nbound changed: readers of the MR are unaffected */
+	rn_tpt_publish(mw, mwc, f);
 	if (rebind)
-		mw_parent_release(mem, old_parent);
+		rn_mw_parent_release(mem, old_parent);
 	return RN_WC_SUCCESS;
 }

@@ -7,7 +7,7 @@ static bool pd_live_locked(const struct rn_mem *mem, uint32_t pd)
 	return pd != 0 && pd <= mem->lim.max_pd && mem->pds[pd].live;
 }
 
-enum rn_status pd_ref_locked(struct rn_mem *mem, uint32_t pd)
+enum rn_status rn_pd_ref_locked(struct rn_mem *mem, uint32_t pd)
 {
 	if (!pd_live_locked(mem, pd))
 		return RN_ERR_INVALID_PD;
@@ -15,16 +15,16 @@ enum rn_status pd_ref_locked(struct rn_mem *mem, uint32_t pd)
 	return RN_OK;
 }
 
-void pd_unref_locked(struct rn_mem *mem, uint32_t pd)
+void rn_pd_unref_locked(struct rn_mem *mem, uint32_t pd)
 {
 	if (pd_live_locked(mem, pd) && mem->pds[pd].refs > 0)
 		mem->pds[pd].refs--;
 }
 
-void pd_unref(struct rn_mem *mem, uint32_t pd)
+void rn_pd_unref(struct rn_mem *mem, uint32_t pd)
 {
 	pthread_mutex_lock(&mem->lock);
-	pd_unref_locked(mem, pd);
+	rn_pd_unref_locked(mem, pd);
 	pthread_mutex_unlock(&mem->lock);
 }
 
@@ -73,7 +73,7 @@ enum rn_status rn_mem_pd_get(struct rn_mem *mem, uint32_t pd)
 	if (!mem)
 		return RN_ERR_INVALID_RNIC;
 	pthread_mutex_lock(&mem->lock);
-	enum rn_status st = pd_ref_locked(mem, pd);
+	enum rn_status st = rn_pd_ref_locked(mem, pd);
 	pthread_mutex_unlock(&mem->lock);
 	return st;
 }

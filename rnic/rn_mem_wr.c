@@ -41,7 +41,7 @@ static enum rn_wc_status fr_check_list(const struct rn_pbl *p, const struct rn_f
 
 static enum rn_wc_status fr_check_region(uint64_t c, const struct rn_fr_wr *wr)
 {
-	if (!acc_valid_mr(wr->access))
+	if (!rn_acc_valid_mr(wr->access))
 		return RN_WC_INVALID_ACCESS;
 	if ((wr->access & RN_ACC_REMOTE) && !(ctl_flags(c) & FL_REMOTE_OK))
 		return RN_WC_INVALID_ACCESS;
@@ -65,10 +65,10 @@ enum rn_wc_status rn_mem_fast_reg(struct rn_mem *mem, const struct rn_mem_qp *qp
 		return RN_WC_INVALID_WQE;
 	if (!qp->privileged)
 		return RN_WC_QP_NOT_PRIVILEGED;
-	struct rn_tpt_entry *e = tpt_entry(mem, wr->stag);
+	struct rn_tpt_entry *e = rn_tpt_get(mem, wr->stag);
 	if (!e)
 		return RN_WC_INVALID_REGION;
-	uint64_t c = tpt_lock(e);
+	uint64_t c = rn_tpt_lock(e);
 	struct rn_pbl *p = atomic_load_explicit(&e->pbl, memory_order_relaxed);
 	enum rn_wc_status st = fr_check_entry(e, c, qp);
 	if (st == RN_WC_SUCCESS)
@@ -76,7 +76,7 @@ enum rn_wc_status rn_mem_fast_reg(struct rn_mem *mem, const struct rn_mem_qp *qp
 	if (st == RN_WC_SUCCESS)
 		st = fr_check_region(c, wr);
 	if (st != RN_WC_SUCCESS) {
-		tpt_unlock(e, c);
+		rn_tpt_unlock(e, c);
 		return st;
 	}
 	for (uint32_t i = 0; i < wr->npages; i++)
@@ -89,7 +89,7 @@ enum rn_wc_status rn_mem_fast_reg(struct rn_mem *mem, const struct rn_mem_qp *qp
 	atomic_store_explicit(&e->va_base, wr->fbo, memory_order_release);
 	uint32_t acc = (wr->access & RN_ACC_RIGHTS) | RN_ACC_LOCAL_READ | RN_ACC_REMOTE_INV;
 	uint32_t fl = (ctl_flags(c) & FL_REMOTE_OK) | (zb ? FL_ZERO_BASED : 0);
-	tpt_publish(e, c, ctl_make(RN_STAG_KEY(wr->stag), ST_VALID, TY_MR_PBL, acc, fl, ctl_pd(c)));
+	rn_tpt_publish(e, c, ctl_make(RN_STAG_KEY(wr->stag), ST_VALID, TY_MR_PBL, acc, fl, ctl_pd(c)));
 	return RN_WC_SUCCESS;
 }
 
@@ -131,20 +131,20 @@ static enum inv_result inv_check(const struct rn_tpt_entry *e, uint64_t c, rn_st
 static enum inv_result invalidate(struct rn_mem *mem, const struct rn_mem_qp *qp, rn_stag_t stag,
 				  bool remote)
 {
-	struct rn_tpt_entry *e = tpt_entry(mem, stag);
+	struct rn_tpt_entry *e = rn_tpt_get(mem, stag);
 	if (!e)
 		return INV_BAD_STAG;
-	uint64_t c = tpt_lock(e);
+	uint64_t c = rn_tpt_lock(e);
 	enum inv_result r = inv_check(e, c, stag, qp, remote);
 	if (r != INV_DO) {
-		tpt_unlock(e, c);
+		rn_tpt_unlock(e, c);
 		return r;
 	}
 	if (ctl_is_mw(c)) {
-		tpt_publish(e, c, mw_unbind_fields(e, c, qp->pd));
-		mw_parent_release(mem, e->parent_idx);
+		rn_tpt_publish(e, c, rn_mw_unbind_fields(e, c, qp->pd));
+		rn_mw_parent_release(mem, e->parent_idx);
 	} else {
-		tpt_publish(e, c, ctl_with_state(c, ST_INVALID));
+		rn_tpt_publish(e, c, ctl_with_state(c, ST_INVALID));
 	}
 	return INV_DO;
 }

@@ -114,7 +114,7 @@ def per_hop(name):
 parts = [
     (0, 'TOTAL', 'one hop: receive and place the peer\'s Write, post one'),
     (1, 'sv_poll_cq', 'ibv_poll_cq with the device\'s progress (-P)'),
-    (2, 'rn_dpdk_port_pass_locked', 'a pass of the port'),
+    (2, 'dpdk_port_pass_locked', 'a pass of the port'),
     (3, 'rx0', 'memif receive burst'),
     (3, 'tcp_stack_input', 'Ethernet, IPv4, TCP input'),
     (2, 'rx_feed_pieces', 'MPA, DDP, RDMAP receive and placement'),

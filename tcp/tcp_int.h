@@ -17,7 +17,7 @@
 #include "tcp_sack.h"
 #include "tcp_segment.h"
 #include "tcp_seq.h"
-#include "tcp_timer.h"
+#include "tcp_wheel.h"
 
 struct rte_hash;
 struct rte_mbuf;

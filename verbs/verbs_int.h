@@ -19,16 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <netinet/in.h>
+
 #include <infiniband/verbs.h>
 
-#include "rn_cq.h"
-#include "rn_device.h"
-#include "rn_event.h"
-#include "rn_mem.h"
-#include "rn_qp.h"
-#include "rn_srq.h"
-#include "rn_status.h"
-#include "rn_wc.h"
+#include "rnic.h"
 #include "softrnic/verbs_ext.h"
 
 #define SV_HIDDEN __attribute__((visibility("hidden")))
@@ -99,7 +94,7 @@ struct sv_qp {
 	uint32_t magic;
 	struct rn_qp *rn;
 	struct rn_event_res *evres;
-	enum ibv_qp_state idle_state; /* RESET / INIT / RTR: what Idle reads as (v_qp.c) */
+	enum ibv_qp_state idle_state; /* RESET / INIT / RTR: what Idle reads as (sv_qp.c) */
 	int sq_sig_all;
 	/* softrnic_qp_set_close_cb: close_mtx guards the pair and is held while it is called */
 	pthread_mutex_t close_mtx;
@@ -125,9 +120,9 @@ struct sv_qp *sv_qp(struct ibv_qp *qp) SV_HIDDEN;
 struct sv_context *sv_ctx_of(struct ibv_context *c) SV_HIDDEN;
 
 /* ---- mappings --------------------------------------------------------------------------- */
-int sv_errno(enum rn_status s) SV_HIDDEN;                     /* v_errno.c */
-void sv_wc_from_cqe(const struct rn_cqe *e, struct ibv_wc *wc) SV_HIDDEN;  /* v_wc.c */
-uint32_t sv_access(unsigned ibv_access) SV_HIDDEN;            /* v_mem.c: IBV_ACCESS_* -> RN_ACC_* */
+int sv_errno(enum rn_status s) SV_HIDDEN;                     /* sv_errno.c */
+void sv_wc_from_cqe(const struct rn_cqe *e, struct ibv_wc *wc) SV_HIDDEN;  /* sv_wc.c */
+uint32_t sv_access(unsigned ibv_access) SV_HIDDEN;            /* sv_mem.c: IBV_ACCESS_* -> RN_ACC_* */
 
 /* ---- ops installed in the context (the static inline verbs call through them) ----------- */
 int sv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc) SV_HIDDEN;
@@ -140,8 +135,8 @@ struct ibv_mw *sv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) SV_HIDDEN;
 int sv_dealloc_mw(struct ibv_mw *mw) SV_HIDDEN;
 int sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind) SV_HIDDEN;
 
-/* ---- QPs (v_qp.c) and the device (v_device.c) ------------------------------------------ */
-int sv_event_type(enum rn_event_id id) SV_HIDDEN;             /* v_event.c: -1 = not delivered */
+/* ---- QPs (sv_qp.c) and the device (sv_device.c) ------------------------------------------ */
+int sv_event_type(enum rn_event_id id) SV_HIDDEN;             /* sv_event.c: -1 = not delivered */
 /* A QP with extension flags (verbs_ext.h SOFTRNIC_QP_*). */
 struct ibv_qp *sv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
 			    unsigned ext_flags) SV_HIDDEN;
@@ -172,10 +167,33 @@ int softrnic_qp_connect(struct ibv_qp *qp, struct rn_cm_handoff *h);
  * the call returns, the old fn is not running and will not be called again (so its arg may be
  * freed). Never call this from fn. 0, or EINVAL for a handle that is not a QP. */
 int softrnic_qp_set_close_cb(struct ibv_qp *qp, void (*fn)(void *arg), void *arg);
-/* The wrapper's side: call the registered fn, if any (v_connect.c). */
+/* The wrapper's side: call the registered fn, if any (sv_connect.c). */
 void sv_qp_llp_closed(struct sv_qp *q) SV_HIDDEN;
 
 /* Blocking behaviour of the libibverbs get-event calls: O_NONBLOCK on the fd -> 0 ms. */
 int sv_fd_timeout(int fd) SV_HIDDEN;
+
+/* ---- the device behind a context (sv_rnic.c) ------------------------------------------ */
+#define SV_FW_VER "0.1.0"
+
+/* Open the device for a context (a shared rn_device_open): fills c->dev and c->mem. 0 or an
+ * errno value. */
+int sv_dev_open(struct sv_context *c) SV_HIDDEN;
+/* Close it: rn_device_close destroys whatever the application left open. */
+void sv_dev_close(struct sv_context *c) SV_HIDDEN;
+/* The device's attributes as ibv_device_attr (limits, vendor ids, capability flags). */
+void sv_dev_limits(struct rn_device *d, struct ibv_device_attr *a) SV_HIDDEN;
+
+/* ---- the transport connections run on (sv_transport.c) -------------------------------- */
+/* The process's choice (softrnic_transport_selected, verbs_ext.h) made into a transport for
+ * librdmacm: kernel sockets, or the process-wide DPDK port (its error, said on stderr once).
+ * Exported for our librdmacm.so.1 only. 0 or a negative errno. */
+int softrnic_transport_default(const struct rn_transport **out);
+/* On DPDK: 0 when addr is the port's address or the wildcard, -EADDRNOTAVAIL otherwise. */
+int softrnic_transport_check_local(const struct sockaddr *addr);
+/* On DPDK: the port's source address towards dst, -ENETUNREACH when it has no route. */
+int softrnic_transport_route(const struct sockaddr *dst, struct sockaddr_in *src);
+/* On DPDK: the port's MAC. */
+int softrnic_transport_mac(uint8_t mac[6]);
 
 #endif

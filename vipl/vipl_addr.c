@@ -1,7 +1,7 @@
 /* VIP_NET_ADDRESS handling (docs/vipl.md V2, V14): the 6-octet host address is an IPv4 address
  * and the NIC's TCP port, network order; the local one comes from SOFTRNIC_VIPL_ADDR=ip[:port],
  * else the NIC's own address: the DPDK port's IPv4 address when librdmacm carries connections
- * over softrnic's DPDK transport (rn_dpdk_wanted), otherwise the first non-loopback IPv4
+ * over softrnic's DPDK transport (softrnic_transport_selected), otherwise the first non-loopback IPv4
  * address of the kernel's interfaces; port 7447 + unit. */
 #include "vipl_int.h"
 
@@ -14,7 +14,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "rn_dpdk.h"
+#include <infiniband/verbs.h>
+#include <softrnic/verbs_ext.h>
 
 #define VIPL_DEFAULT_PORT 7447
 
@@ -35,41 +36,28 @@ static int first_ipv4(struct in_addr *out)
 	return 0;
 }
 
-/* The DPDK port's IPv4 address. The port is opened here (rn_dpdk_default: EAL start on first
- * use) so that a configuration DPDK cannot run fails VipOpenNic with the transport's message
- * (printed once on stderr by rn_dpdk.c) instead of every later connect. The address is the
- * configuration's (the same environment the port was opened from), checked against the open
- * port. -1 when DPDK cannot run. */
+/* The DPDK port's IPv4 address. The port is opened here (EAL start on first use) so that a
+ * configuration DPDK cannot run fails VipOpenNic with the transport's message (said once on
+ * stderr) instead of every later connect. -1 when DPDK cannot run. */
 static int dpdk_ipv4(struct in_addr *out)
 {
-	char err[256] = "";
-	int rc = rn_dpdk_default(NULL, err, sizeof(err));
-	if (rc != 0) {
-#ifndef SOFTRNIC_HAVE_DPDK /* rn_dpdk.c, which prints the error, is not built */
-		fprintf(stderr, "softrnic VIPL: DPDK transport unavailable: %s\n", err);
-#endif
+	uint32_t ip;
+
+	if (softrnic_transport_ipv4(&ip) != 0 || ip == htonl(INADDR_ANY))
 		return -1;
-	}
-#ifdef SOFTRNIC_HAVE_DPDK
-	struct rn_dpdk_cfg cfg;
-	if (rn_dpdk_cfg_from_env(&cfg, err, sizeof(err)) != 0)
-		return -1;
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = cfg.ip };
-	if (cfg.ip == htonl(INADDR_ANY) ||
-	    rn_dpdk_default_check_local((const struct sockaddr *)&sin) != 0)
-		return -1;
-	out->s_addr = cfg.ip;
+	out->s_addr = ip;
 	return 0;
-#else
-	(void)out;
-	return -1;
-#endif
+}
+
+static bool on_dpdk(void)
+{
+	return softrnic_transport_selected() == SOFTRNIC_TRANSPORT_DPDK;
 }
 
 /* The NIC's own IPv4 address when none is configured. */
 static int default_ipv4(struct in_addr *out)
 {
-	return rn_dpdk_wanted() ? dpdk_ipv4(out) : first_ipv4(out);
+	return on_dpdk() ? dpdk_ipv4(out) : first_ipv4(out);
 }
 
 /* Over DPDK only the port's address can carry connections: SOFTRNIC_VIPL_ADDR naming another
@@ -78,7 +66,7 @@ static int check_configured(struct in_addr *a)
 {
 	struct in_addr port;
 	char want[INET_ADDRSTRLEN], got[INET_ADDRSTRLEN];
-	if (!rn_dpdk_wanted())
+	if (!on_dpdk())
 		return 0;
 	if (dpdk_ipv4(&port) != 0)
 		return -1;
@@ -129,7 +117,7 @@ int vipl_addr_local(unsigned unit, struct sockaddr_in *sin)
 bool vipl_addr_own_name(const char *name)
 {
 	char host[256];
-	if (!rn_dpdk_wanted() || name == NULL || gethostname(host, sizeof(host)) != 0)
+	if (!on_dpdk() || name == NULL || gethostname(host, sizeof(host)) != 0)
 		return false;
 	host[sizeof(host) - 1] = '\0';
 	if (strcasecmp(name, host) == 0)

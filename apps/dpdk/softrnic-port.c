@@ -26,7 +26,7 @@
 #include <rte_mbuf.h>
 
 #include "net.h"
-#include "rn_dpdk_port.h"
+#include "dpdk_port.h"
 #include "tcp.h"
 
 struct opts {
@@ -200,17 +200,17 @@ static void print_ping(struct pinger *pg)
 
 /* ---- run ------------------------------------------------------------------------------------- */
 
-static void print_stats(struct rn_dpdk_port *p, struct net_if *nif)
+static void print_stats(struct dpdk_port *p, struct net_if *nif)
 {
-	struct rn_dpdk_port_stats ps;
+	struct dpdk_port_stats ps;
 	struct net_if_stats ns;
 	struct tcp_stack_stats ts;
 
-	rn_dpdk_port_get_stats(p, &ps);
-	rn_dpdk_port_lock(p);
+	dpdk_port_get_stats(p, &ps);
+	dpdk_port_lock(p);
 	net_if_get_stats(nif, &ns);
-	tcp_stack_get_stats(rn_dpdk_port_stack(p), &ts);
-	rn_dpdk_port_unlock(p);
+	tcp_stack_get_stats(dpdk_port_stack(p), &ts);
+	dpdk_port_unlock(p);
 	printf("port: rx_pkts=%" PRIu64 " rx_bytes=%" PRIu64 " tx_pkts=%" PRIu64
 	       " tx_bytes=%" PRIu64 " tx_full_drops=%" PRIu64 " polls=%" PRIu64 " naps=%" PRIu64
 	       " pcap_frames=%" PRIu64 " eth_ipackets=%" PRIu64 " eth_opackets=%" PRIu64
@@ -279,7 +279,7 @@ static void sleep_ns(uint64_t ns)
 
 /* Thread mode: the port's poll thread drives the stack; this thread only pings, under the
  * lock, and kicks the thread after queuing a request. */
-static void run_thread(struct rn_dpdk_port *p, const struct opts *o, struct pinger *pg,
+static void run_thread(struct dpdk_port *p, const struct opts *o, struct pinger *pg,
 		       uint64_t end)
 {
 	uint64_t next_ping = now_ns();
@@ -293,12 +293,12 @@ static void run_thread(struct rn_dpdk_port *p, const struct opts *o, struct ping
 			sleep_ns(10000000);
 			continue;
 		}
-		rn_dpdk_port_lock(p);
+		dpdk_port_lock(p);
 		sent = pg->sent;
 		done = ping_step(pg, o, now_ns(), &next_ping);
-		rn_dpdk_port_unlock(p);
+		dpdk_port_unlock(p);
 		if (pg->sent != sent)
-			rn_dpdk_port_kick(p);
+			dpdk_port_kick(p);
 		if (done)
 			break;
 		sleep_ns(1000000);
@@ -306,8 +306,8 @@ static void run_thread(struct rn_dpdk_port *p, const struct opts *o, struct ping
 }
 
 /* Inline loop: poll while busy; when idle for spin_us, sleep up to nap_us or the next timer. */
-static void run_inline(struct rn_dpdk_port *p, const struct opts *o, struct pinger *pg,
-		       const struct rn_dpdk_cfg *cfg, uint64_t end)
+static void run_inline(struct dpdk_port *p, const struct opts *o, struct pinger *pg,
+		       const struct dpdk_cfg *cfg, uint64_t end)
 {
 	uint64_t idle_since = now_ns(), next_ping = idle_since, next = 0;
 
@@ -317,7 +317,7 @@ static void run_inline(struct rn_dpdk_port *p, const struct opts *o, struct ping
 
 		if (t >= end || ping_step(pg, o, t, &next_ping))
 			break;
-		if (pg->sent != sent || rn_dpdk_port_poll(p, &next) > 0) {
+		if (pg->sent != sent || dpdk_port_poll(p, &next) > 0) {
 			idle_since = t;
 		} else if (t - idle_since > (uint64_t)cfg->spin_us * 1000u) {
 			nap = (uint64_t)(cfg->nap_us ? cfg->nap_us : 50) * 1000u;
@@ -326,8 +326,8 @@ static void run_inline(struct rn_dpdk_port *p, const struct opts *o, struct ping
 	}
 }
 
-static int run(struct rn_dpdk_port *p, const struct opts *o, struct pinger *pg,
-	       const struct rn_dpdk_cfg *cfg)
+static int run(struct dpdk_port *p, const struct opts *o, struct pinger *pg,
+	       const struct dpdk_cfg *cfg)
 {
 	uint64_t end = o->seconds > 0 ? now_ns() + (uint64_t)(o->seconds * 1e9) : UINT64_MAX;
 	int rc;
@@ -336,20 +336,20 @@ static int run(struct rn_dpdk_port *p, const struct opts *o, struct pinger *pg,
 		run_inline(p, o, pg, cfg, end);
 		return 0;
 	}
-	rc = rn_dpdk_port_start(p);
+	rc = dpdk_port_start(p);
 	if (rc != 0) {
 		fprintf(stderr, "softrnic-port: poll thread: %s\n", strerror(-rc));
 		return rc;
 	}
 	run_thread(p, o, pg, end);
-	rn_dpdk_port_stop(p);
+	dpdk_port_stop(p);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct rn_dpdk_cfg cfg;
-	struct rn_dpdk_port *p;
+	struct dpdk_cfg cfg;
+	struct dpdk_port *p;
 	struct pinger pg;
 	struct opts o;
 	char err[1024];
@@ -359,9 +359,9 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	rc = rn_dpdk_cfg_from_env(&cfg, err, sizeof(err));
+	rc = dpdk_cfg_from_env(&cfg, err, sizeof(err));
 	if (rc == 0)
-		rc = rn_dpdk_port_open(&cfg, &p, err, sizeof(err));
+		rc = dpdk_port_open(&cfg, &p, err, sizeof(err));
 	if (rc != 0) {
 		fprintf(stderr, "softrnic-port: %s\n", err);
 		return 2;
@@ -369,7 +369,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	memset(&pg, 0, sizeof(pg));
-	pg.nif = tcp_stack_netif(rn_dpdk_port_stack(p));
+	pg.nif = tcp_stack_netif(dpdk_port_stack(p));
 	pg.dst = o.ping;
 	pg.ident = (uint16_t)getpid();
 	pg.quiet = o.quiet;
@@ -377,14 +377,14 @@ int main(int argc, char **argv)
 		pg.rtt = calloc(o.count, sizeof(*pg.rtt));
 		if (pg.rtt == NULL) {
 			fprintf(stderr, "softrnic-port: out of memory\n");
-			rn_dpdk_port_close(p);
+			dpdk_port_close(p);
 			return 2;
 		}
 		net_if_set_l4(pg.nif, IPPROTO_ICMP, ping_input, &pg);
 	}
 	announce(pg.nif);
 	if (run(p, &o, &pg, &cfg) != 0) {
-		rn_dpdk_port_close(p);
+		dpdk_port_close(p);
 		free(pg.rtt);
 		return 2;
 	}
@@ -394,7 +394,7 @@ int main(int argc, char **argv)
 	}
 	print_stats(p, pg.nif);
 	fflush(stdout);
-	rn_dpdk_port_close(p);
+	dpdk_port_close(p);
 	free(pg.rtt);
 	return o.ping != 0 && pg.replies == 0 ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 /* softrnic-tcp: softrnic's TCP/IP engine on a DPDK port, as a test and benchmark tool.
- * The port comes from SOFTRNIC_DPDK_* / SOFTRNIC_DPDK_CONF (rnic/rn_dpdk_port.h) and runs in
+ * The port comes from SOFTRNIC_DPDK_* / SOFTRNIC_DPDK_CONF (dpdk/dpdk_port.h) and runs in
  * inline mode: this thread polls it, so no lock is taken. Modes and actions: stcp_usage().
  * Exit status: 0 every connection ended as expected (--expect, default: every octet
  * verified), 1 not, 2 --timeout hit, 3 the port could not start, 64 usage. */
@@ -22,9 +22,9 @@ static void on_signal(int sig)
 
 static int open_port(struct eng_app *a)
 {
-	struct rn_dpdk_cfg cfg;
+	struct dpdk_cfg cfg;
 	char err[512] = "";
-	int rc = rn_dpdk_cfg_from_env(&cfg, err, sizeof(err));
+	int rc = dpdk_cfg_from_env(&cfg, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "softrnic-tcp: configuration: %s\n",
 			rc == -ENOENT ? "none given (set SOFTRNIC_DPDK_EAL, SOFTRNIC_DPDK_IP ... or "
@@ -32,12 +32,12 @@ static int open_port(struct eng_app *a)
 				      : err);
 		return -1;
 	}
-	rc = rn_dpdk_port_open(&cfg, &a->port, err, sizeof(err));
+	rc = dpdk_port_open(&cfg, &a->port, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "softrnic-tcp: port: %s (%s)\n", err, strerror(-rc));
 		return -1;
 	}
-	a->stack = rn_dpdk_port_stack(a->port);
+	a->stack = dpdk_port_stack(a->port);
 	return 0;
 }
 
@@ -71,7 +71,7 @@ static bool run(struct eng_app *a)
 		uint64_t next = UINT64_MAX;
 		if (!a->o.listen)
 			eng_open_more(a);
-		int n = rn_dpdk_port_poll(a->port, &next);
+		int n = dpdk_port_poll(a->port, &next);
 		eng_service(a);
 		tcp_stack_flush(a->stack);
 		if (stcp_now_ns() > deadline)
@@ -92,7 +92,7 @@ static void linger(struct eng_app *a, uint64_t ns)
 {
 	uint64_t end = stcp_now_ns() + ns;
 	while (stcp_now_ns() < end) {
-		rn_dpdk_port_poll(a->port, NULL);
+		dpdk_port_poll(a->port, NULL);
 		tcp_stack_flush(a->stack);
 	}
 }

@@ -1,6 +1,6 @@
 /* softrnic-tcp: the sessions on softrnic's TCP engine. Callbacks only record what happened
  * (verify received octets, queue echo mbufs, mark the connection dirty); sending and the
- * shutdown / abort / close actions run from eng_service after rn_dpdk_port_poll returns, so
+ * shutdown / abort / close actions run from eng_service after dpdk_port_poll returns, so
  * no engine API is re-entered from inside its own input path for a state change. */
 #include <errno.h>
 #include <stdio.h>

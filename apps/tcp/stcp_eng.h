@@ -1,9 +1,9 @@
 /* softrnic-tcp internals: the sessions of stcp.h on softrnic's TCP engine (tcp/tcp.h),
- * driven inline by the tool's own thread through rn_dpdk_port_poll. */
+ * driven inline by the tool's own thread through dpdk_port_poll. */
 #ifndef STCP_ENG_H
 #define STCP_ENG_H
 
-#include "rn_dpdk_port.h"
+#include "dpdk_port.h"
 #include "stcp.h"
 #include "tcp.h"
 
@@ -33,7 +33,7 @@ struct eng_conn {
 
 struct eng_app {
 	struct stcp_opts o;
-	struct rn_dpdk_port *port;
+	struct dpdk_port *port;
 	struct tcp_stack *stack;
 	struct tcp_listener *lis;
 	struct eng_conn *cx;

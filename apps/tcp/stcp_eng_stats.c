@@ -43,10 +43,10 @@ static void print_netif(struct net_if *nif)
 	       n.icmp_echo_out);
 }
 
-static void print_port(struct rn_dpdk_port *p)
+static void print_port(struct dpdk_port *p)
 {
-	struct rn_dpdk_port_stats s;
-	rn_dpdk_port_get_stats(p, &s);
+	struct dpdk_port_stats s;
+	dpdk_port_get_stats(p, &s);
 	printf("stats: port rx_bursts=%" PRIu64 " rx_pkts=%" PRIu64 " rx_bytes=%" PRIu64
 	       " tx_pkts=%" PRIu64 " tx_bytes=%" PRIu64 " tx_full_drops=%" PRIu64
 	       " polls=%" PRIu64 " naps=%" PRIu64 " pcap_frames=%" PRIu64

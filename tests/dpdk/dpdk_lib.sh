@@ -2,7 +2,7 @@
 #   dpdk_tmpdir               DPDK_DIR: a private temp dir (memif socket, logs), removed on exit
 #   dpdk_eal ROLE VDEV        prints SOFTRNIC_DPDK_EAL=... for one process: --no-huge, its own
 #                             main lcore (0 for ROLE server, 1 for client when there are two
-#                             cores; rn_dpdk_port.c restores the thread's CPU set after EAL
+#                             cores; dpdk_port.c restores the thread's CPU set after EAL
 #                             start, so nothing is pinned), the vdev
 #   memif_vdev ROLE           the net_memif vdev of this test's link (socket in DPDK_DIR)
 #   dpdk_skip_if_no_eal FILE  exit 77 when FILE (a program's stderr) says EAL itself cannot

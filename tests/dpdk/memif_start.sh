@@ -1,6 +1,6 @@
 #!/bin/sh
 # Two processes over net_memif started in either order without a head start: the memif
-# client's port keeps reconnecting until its server's interface is up (rn_dpdk_port.c
+# client's port keeps reconnecting until its server's interface is up (dpdk_port.c
 # port_link_watch), so the client's connection never ends UNREACHABLE because the link came
 # up late. A connection refused (REJECTED: the server's port is up, its application not yet
 # listening) is the application's to retry, as on any network; the client retries that only.

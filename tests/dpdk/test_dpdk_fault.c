@@ -1,4 +1,4 @@
-/* Guarded bursts (rnic/rn_dpdk_fault.h) on a net_null port: a fault inside a guarded burst is
+/* Guarded bursts (dpdk/dpdk_fault.h) on a net_null port: a fault inside a guarded burst is
  * taken back only while the port's link reads down (the memif disconnect race); a fault with
  * the link up, or outside a burst, still ends the process. Exits 77 (skip) when EAL cannot
  * start here. Plain checks, not cmocka: cmocka catches SIGSEGV itself around every test, which
@@ -18,7 +18,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "rn_dpdk_fault.h"
+#include "dpdk_fault.h"
 
 static int failures;
 #define CHECK(c)                                                                        \
@@ -82,21 +82,21 @@ static int in_child(void (*fn)(void))
 
 static void test_fault_with_link_down_returns(void)
 {
-	uint64_t before = rn_dpdk_fault_count();
+	uint64_t before = dpdk_fault_count();
 
 	link_set(false);
 	calls = 0;
-	CHECK(rn_dpdk_fault_burst(faulting_burst, pid, NULL, 5, 7) == 7);
+	CHECK(dpdk_fault_burst(faulting_burst, pid, NULL, 5, 7) == 7);
 	/* a second one: the first jump left SIGSEGV unblocked */
-	CHECK(rn_dpdk_fault_burst(faulting_burst, pid, NULL, 5, 9) == 9);
+	CHECK(dpdk_fault_burst(faulting_burst, pid, NULL, 5, 9) == 9);
 	CHECK(calls == 2);
-	CHECK(rn_dpdk_fault_count() == before + 2);
+	CHECK(dpdk_fault_count() == before + 2);
 	link_set(true);
 }
 
 static void fault_in_burst(void)
 {
-	rn_dpdk_fault_burst(faulting_burst, pid, NULL, 1, 1);
+	dpdk_fault_burst(faulting_burst, pid, NULL, 1, 1);
 }
 
 static void test_fault_with_link_up_kills(void)
@@ -117,7 +117,7 @@ static uint16_t empty_burst(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 
 static void fault_after_burst(void)
 {
-	rn_dpdk_fault_burst(empty_burst, pid, NULL, 4, 0);
+	dpdk_fault_burst(empty_burst, pid, NULL, 4, 0);
 	no_access[0] = 1; /* not in a burst: the guard is disarmed */
 }
 
@@ -134,12 +134,12 @@ static void test_fault_outside_burst_kills(void)
 static void test_plain_burst_passes_through(void)
 {
 	struct rte_mbuf *pkts[8];
-	uint64_t before = rn_dpdk_fault_count();
-	uint16_t n = rn_dpdk_fault_burst(plain_burst, pid, pkts, 8, 99);
+	uint64_t before = dpdk_fault_count();
+	uint16_t n = dpdk_fault_burst(plain_burst, pid, pkts, 8, 99);
 
 	CHECK(n <= 8);
 	rte_pktmbuf_free_bulk(pkts, n);
-	CHECK(rn_dpdk_fault_count() == before);
+	CHECK(dpdk_fault_count() == before);
 }
 
 static int port_up(void)
@@ -155,7 +155,7 @@ static int port_up(void)
 	    rte_eth_tx_queue_setup(pid, 0, 256, SOCKET_ID_ANY, NULL) != 0 ||
 	    rte_eth_dev_start(pid) != 0)
 		return -1;
-	return rn_dpdk_fault_install();
+	return dpdk_fault_install();
 }
 
 int main(void)

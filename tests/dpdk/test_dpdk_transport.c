@@ -1,4 +1,4 @@
-/* The rn_transport over softrnic's TCP engine (rnic/rn_dpdk.h) between two DPDK ports of one
+/* The rn_transport over softrnic's TCP engine (dpdk/dpdk_transport.h) between two DPDK ports of one
  * process: two net_memif ports (server and client role on one socket in a temp dir), each
  * with its own stack and poll thread. Listen, connect, sendv/recv both ways with the fds'
  * readiness seen through poll(), EOF, abort -> ECONNRESET, refused connect, record mode;
@@ -22,8 +22,8 @@
 
 #include <rte_mbuf.h>
 
-#include "rn_dpdk.h"
-#include "rn_mem.h"
+#include "dpdk_transport.h"
+#include "rnic.h"
 #include "tcp.h"
 
 #define IP_A "198.51.100.1"
@@ -31,7 +31,7 @@
 #define WAIT_MS 10000
 
 static char dir[64];
-static struct rn_dpdk_port *port_a, *port_b;
+static struct dpdk_port *port_a, *port_b;
 static const struct rn_transport *tp_a, *tp_b;
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -247,7 +247,7 @@ static void test_send_ref(void **state)
 {
 	const size_t chunk = 60000, total = 3u << 20;
 	struct rn_mem_limits lim = { .max_pd = 1, .max_mr = 4, .max_mw = 1, .max_pbl = 4 };
-	struct rn_dpdk_tp_stats st0, st1;
+	struct dpdk_tp_stats st0, st1;
 	struct rn_conn *a, *b;
 	struct rn_mem *mem;
 	uint32_t pd;
@@ -300,12 +300,12 @@ static void test_send_ref(void **state)
 	assert_true(sent < total);
 	assert_true(rn_conn_ref_released(a) < batch); /* some still read from buf */
 	/* a deregistration copies them out before it returns */
-	rn_dpdk_transport_stats(tp_a, &st0);
+	dpdk_transport_stats(tp_a, &st0);
 	assert_int_equal(rn_mem_create(&lim, &mem), RN_OK);
 	assert_int_equal(rn_mem_pd_alloc(mem, &pd), RN_OK);
 	assert_int_equal(rn_mem_reg_mr(mem, pd, buf, total, (uintptr_t)buf, 0, &mr), RN_OK);
 	assert_int_equal(rn_mem_dereg(mem, mr), RN_OK);
-	rn_dpdk_transport_stats(tp_a, &st1);
+	dpdk_transport_stats(tp_a, &st1);
 	assert_int_equal(st1.ref_drops, st0.ref_drops + 1);
 	assert_int_equal(st1.ref_resets, st0.ref_resets);
 	assert_int_equal(released_by(a, batch), batch);
@@ -573,22 +573,22 @@ static void test_records(void **state)
  * arrives intact either way. Unmarked recvs never pass. */
 static void test_consumer_drives(void **state)
 {
-	struct rn_dpdk_port_stats st0, st1, st2;
+	struct dpdk_port_stats st0, st1, st2;
 	struct rn_conn *a, *b;
 	uint8_t buf[64], in[64];
 	size_t got = 0;
 	(void)state;
 
 	pair(&a, &b);
-	rn_dpdk_port_get_stats(port_b, &st0);
+	dpdk_port_get_stats(port_b, &st0);
 	assert_int_equal(rn_conn_recv(b, in, sizeof(in)), -EAGAIN);
-	rn_dpdk_port_get_stats(port_b, &st1);
+	dpdk_port_get_stats(port_b, &st1);
 	assert_int_equal(st1.ext_passes, st0.ext_passes);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = pattern(i, 7);
 	struct iovec iov = { buf, sizeof(buf) };
 	assert_int_equal(rn_conn_sendv(a, &iov, 1), (ssize_t)sizeof(buf));
-	rn_dpdk_consumer_mark(true);
+	rn_thread_set_cq_poller(true);
 	uint64_t end = now_ms() + WAIT_MS, hold_end = now_ms() + 30;
 	while (got < sizeof(buf) || now_ms() < hold_end) {
 		assert_true(now_ms() < end);
@@ -602,9 +602,9 @@ static void test_consumer_drives(void **state)
 		else
 			assert_int_equal(n, -EAGAIN);
 	}
-	rn_dpdk_consumer_mark(false);
+	rn_thread_set_cq_poller(false);
 	assert_memory_equal(in, buf, sizeof(buf));
-	rn_dpdk_port_get_stats(port_b, &st2);
+	dpdk_port_get_stats(port_b, &st2);
 	assert_true(st2.ext_passes > st1.ext_passes);
 	assert_true(st2.holds > st1.holds); /* 30 ms of consumer passes: the thread held off */
 	/* abort, not close: see docs/dpdk-rdma.md Known problems (zombie at transport free) */
@@ -613,10 +613,10 @@ static void test_consumer_drives(void **state)
 }
 
 /* ---- set-up ------------------------------------------------------------------------------ */
-static int open_port(const char *name, const char *ip, bool refs, struct rn_dpdk_port **p,
+static int open_port(const char *name, const char *ip, bool refs, struct dpdk_port **p,
 		     const struct rn_transport **t)
 {
-	struct rn_dpdk_cfg cfg;
+	struct dpdk_cfg cfg;
 	char text[1024], err[512];
 	int rc;
 
@@ -629,16 +629,16 @@ static int open_port(const char *name, const char *ip, bool refs, struct rn_dpdk
 		 "tx_mbufs = 8191\ntx_refs = %s\n",
 		 dir, dir, name, ip, refs ? "on" : "off");
 	memset(&cfg, 0, sizeof(cfg));
-	rc = rn_dpdk_cfg_parse(&cfg, text, err, sizeof(err));
+	rc = dpdk_cfg_parse(&cfg, text, err, sizeof(err));
 	if (rc == 0)
-		rc = rn_dpdk_port_open(&cfg, p, err, sizeof(err));
+		rc = dpdk_port_open(&cfg, p, err, sizeof(err));
 	if (rc == 0)
-		rc = rn_dpdk_port_start(*p);
+		rc = dpdk_port_start(*p);
 	if (rc != 0) {
 		fprintf(stderr, "test_dpdk_transport: port %s: %s (%d)\n", name, err, rc);
 		return rc;
 	}
-	*t = rn_dpdk_transport(*p);
+	*t = dpdk_transport(*p);
 	return *t != NULL ? 0 : -ENOMEM;
 }
 
@@ -669,9 +669,9 @@ int main(void)
 		rc = cmocka_run_group_tests(tests, NULL, NULL);
 	}
 	if (tp_a)
-		rn_dpdk_transport_free(tp_a);
+		dpdk_transport_free(tp_a);
 	if (tp_b)
-		rn_dpdk_transport_free(tp_b);
+		dpdk_transport_free(tp_b);
 	/* The ports stay open until exit. Closing one end of a memif link that has its other
 	 * end in the same process lets DPDK 22.11's memif interrupt thread free the link's
 	 * memory twice now and then (SIGSEGV in rte_free from the memif disconnect handler,

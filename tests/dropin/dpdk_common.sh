@@ -76,7 +76,7 @@ dd_start_server() {
 		on_a timeout "$PROG_TIMEOUT" "$@"
 	) >"$f" 2>&1 &
 	SERVER_PID=$!
-	# A memif port waits up to link_wait_ms (2 s by default, rn_dpdk_cfg) for its peer
+	# A memif port waits up to link_wait_ms (2 s by default, dpdk_cfg) for its peer
 	# before rdma_listen registers the listener; a client arriving in that window links the
 	# port and is refused (RST: no listener yet). So memif servers get 3 s. ASan builds
 	# start (EAL, the libraries' init) several times slower: 3 s more.

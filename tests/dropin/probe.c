@@ -14,9 +14,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rsocket.h>
 
-#include "v_compat10.h"
-#include "v_provider.h"
-#include "v_sysfs.h"
+#include "sv_compat10.h"
+#include "sv_provider.h"
+#include "sv_sysfs.h"
 
 static int failures;
 

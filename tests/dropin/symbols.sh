@@ -29,8 +29,8 @@ check() {
 check libibverbs.so.1 "$DROPIN_VERBS"
 check librdmacm.so.1 "$DROPIN_RDMACM"
 # Nothing of ours leaks out but the SOFTRNIC nodes (sv_, rcm_, rn_ internals are local;
-# rn_dpdk_default* is the DPDK transport selection our librdmacm calls).
-ours='^(softrnic_|rn_cm_|rn_sock_transport|rn_dpdk_default|SOFTRNIC)'
+# softrnic_transport_* is the transport selection our librdmacm calls).
+ours='^(softrnic_|rn_cm_|rn_sock_transport|SOFTRNIC)'
 syms "$DROPIN_VERBS/libibverbs.so.1" | awk -v ok="$ours" '$1 ~ /^SOFTRNIC/ && $2 !~ ok' >"$T/leak"
 [ -s "$T/leak" ] && { cat "$T/leak"; fail "unexpected SOFTRNIC exports"; }
 # Every symbol@version a Debian program or provider imports is there.

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "test_mem_util.h"
+#include "rn_transport.h"
 
 static uint8_t buf[8 * PAGE] __attribute__((aligned(PAGE)));
 static struct rn_mem_qp QP1_PD(uint32_t pd) { return (struct rn_mem_qp){ pd, 11, true }; }

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rn_cm.h"
+#include "rnic.h"
 #include "rn_transport.h"
 #include "softrnic/verbs_ext.h"
 #include "verbs_int.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "tv_util.h"
-#include "rn_cm.h"
+#include "rnic.h"
 #include "rn_transport.h"
 #include "verbs_int.h"
 

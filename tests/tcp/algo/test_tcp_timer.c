@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "tcp_timer.h"
+#include "tcp_wheel.h"
 
 #define TICK 100u
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A memif client's reconnects (rn_dpdk_port.c port_link_watch) against a stand-in memif server
+# A memif client's reconnects (dpdk_port.c port_link_watch) against a stand-in memif server
 # (tests/tcp/net/memif_stub.py) that accepts control connections and never answers: the
 # handshake of each start stays pending, as with a server whose EAL interrupt thread is slow.
 #  1. A start that connected is not restarted for 1 s, then 2 s, 4 s: a restart closes the

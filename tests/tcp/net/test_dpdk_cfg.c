@@ -1,4 +1,4 @@
-/* rnic/rn_dpdk_cfg.c: the port configuration from text and from the environment; every bad
+/* dpdk/dpdk_cfg.c: the port configuration from text and from the environment; every bad
  * value is refused with a message naming its key. No EAL needed. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "rn_dpdk_port.h"
+#include "dpdk_port.h"
 
 static uint32_t ip4(const char *s)
 {
@@ -25,7 +25,7 @@ static uint32_t ip4(const char *s)
 
 static void test_good(void **state)
 {
-	struct rn_dpdk_cfg c;
+	struct dpdk_cfg c;
 	char err[512] = "";
 	const char *text =
 		"# a comment\n"
@@ -49,7 +49,7 @@ static void test_good(void **state)
 		"\n";
 
 	(void)state;
-	assert_int_equal(rn_dpdk_cfg_parse(&c, text, err, sizeof(err)), 0);
+	assert_int_equal(dpdk_cfg_parse(&c, text, err, sizeof(err)), 0);
 	assert_string_equal(c.eal, "--no-huge -m 256 --vdev=net_memif0,role=server,socket=/tmp/x.sock");
 	assert_string_equal(c.port, "net_memif0");
 	assert_int_equal(c.ip, ip4("198.51.100.1"));
@@ -73,14 +73,14 @@ static void test_good(void **state)
 
 static void test_defaults_and_netmask(void **state)
 {
-	struct rn_dpdk_cfg c;
+	struct dpdk_cfg c;
 	char err[512] = "";
 
 	(void)state;
-	assert_int_equal(rn_dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nmtu = 64000", err, sizeof(err)), 0);
+	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nmtu = 64000", err, sizeof(err)), 0);
 	assert_int_equal(c.mtu, 64000); /* the largest: a local memif link, as loopback's 65536 */
 	assert_int_equal(c.nb_mbufs, 0);  /* sized by the port from the MTU */
-	assert_int_equal(rn_dpdk_cfg_parse(&c, "ip = 10.1.2.3/255.255.0.0", err, sizeof(err)), 0);
+	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/255.255.0.0", err, sizeof(err)), 0);
 	assert_int_equal(c.prefix_len, 16);
 	assert_string_equal(c.port, "0");
 	assert_int_equal(c.mtu, 1500);
@@ -133,10 +133,10 @@ static void test_bad(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct rn_dpdk_cfg c;
+		struct dpdk_cfg c;
 		char err[512] = "";
 
-		if (rn_dpdk_cfg_parse(&c, cases[i].text, err, sizeof(err)) != -EINVAL)
+		if (dpdk_cfg_parse(&c, cases[i].text, err, sizeof(err)) != -EINVAL)
 			fail_msg("accepted: %s", cases[i].text);
 		if (strstr(err, cases[i].needle) == NULL)
 			fail_msg("message for '%s' is '%s', want '%s' in it", cases[i].text, err,
@@ -159,14 +159,14 @@ static void clear_env(void)
 
 static void test_env(void **state)
 {
-	struct rn_dpdk_cfg c;
+	struct dpdk_cfg c;
 	char err[512] = "", path[] = "/tmp/srn-cfg-XXXXXX";
 	int fd;
 	FILE *f;
 
 	(void)state;
 	clear_env();
-	assert_int_equal(rn_dpdk_cfg_from_env(&c, err, sizeof(err)), -ENOENT);
+	assert_int_equal(dpdk_cfg_from_env(&c, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "SOFTRNIC_DPDK_CONF"));
 	/* The file, then a variable over it. */
 	fd = mkstemp(path);
@@ -176,24 +176,24 @@ static void test_env(void **state)
 	fclose(f);
 	setenv("SOFTRNIC_DPDK_CONF", path, 1);
 	setenv("SOFTRNIC_DPDK_MTU", "1400", 1);
-	assert_int_equal(rn_dpdk_cfg_from_env(&c, err, sizeof(err)), 0);
+	assert_int_equal(dpdk_cfg_from_env(&c, err, sizeof(err)), 0);
 	assert_int_equal(c.mtu, 1400);
 	assert_string_equal(c.port, "net_ring0");
 	assert_int_equal(c.ip, ip4("198.51.100.1"));
 	/* A bad variable names itself and the key. */
 	setenv("SOFTRNIC_DPDK_SPIN_US", "lots", 1);
-	assert_int_equal(rn_dpdk_cfg_from_env(&c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(dpdk_cfg_from_env(&c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "SOFTRNIC_DPDK_SPIN_US"));
 	assert_non_null(strstr(err, "'spin_us'"));
 	unsetenv("SOFTRNIC_DPDK_SPIN_US");
 	/* A missing file is named. */
 	unlink(path);
-	assert_int_equal(rn_dpdk_cfg_from_env(&c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(dpdk_cfg_from_env(&c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, path));
 	clear_env();
 	/* Variables alone. */
 	setenv("SOFTRNIC_DPDK_IP", "198.51.100.7/25", 1);
-	assert_int_equal(rn_dpdk_cfg_from_env(&c, err, sizeof(err)), 0);
+	assert_int_equal(dpdk_cfg_from_env(&c, err, sizeof(err)), 0);
 	assert_int_equal(c.prefix_len, 25);
 	clear_env();
 }

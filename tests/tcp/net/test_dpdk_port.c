@@ -1,8 +1,8 @@
-/* rnic/rn_dpdk_port.c on net_ring (one process, the port's transmit loops back to its own
+/* dpdk/dpdk_port.c on net_ring (one process, the port's transmit loops back to its own
  * receive): open errors, sharing by reference count, inline polls, the poll thread (naps,
  * kick, lock, -EBUSY for inline polls), transmit/receive counters and pcap capture, a
  * re-open after the last close (the vdev is plugged again), and the lcore ids of the
- * threads that work the port (rn_dpdk_lcore.h: mempool caches, released at thread exit,
+ * threads that work the port (dpdk_lcore.h: mempool caches, released at thread exit,
  * no cache once every id is taken). */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,13 +24,13 @@
 #include <rte_mbuf.h>
 
 #include "net.h"
-#include "rn_dpdk_lcore.h"
-#include "rn_dpdk_port.h"
+#include "dpdk_lcore.h"
+#include "dpdk_port.h"
 #include "../../lib/t_util.h"
 
 static char pcap_path[64];
 
-static void mk_cfg(struct rn_dpdk_cfg *c, const char *extra)
+static void mk_cfg(struct dpdk_cfg *c, const char *extra)
 {
 	char err[512];
 	char text[1024];
@@ -38,7 +38,7 @@ static void mk_cfg(struct rn_dpdk_cfg *c, const char *extra)
 	snprintf(text, sizeof(text),
 		 "eal = --no-huge -m 128 --vdev=net_ring0\nport = net_ring0\n"
 		 "ip = 198.51.100.1/24\nmac = 02:00:00:00:0c:01\nmbufs = 2047\n%s", extra);
-	if (rn_dpdk_cfg_parse(c, text, err, sizeof(err)) != 0)
+	if (dpdk_cfg_parse(c, text, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 }
 
@@ -67,8 +67,8 @@ static bool have_hugepages(void)
  * to do, and EAL stays startable for a corrected configuration. */
 static void test_no_hugepages(void **state)
 {
-	struct rn_dpdk_cfg c;
-	struct rn_dpdk_port *p;
+	struct dpdk_cfg c;
+	struct dpdk_port *p;
 	char err[512];
 
 	(void)state;
@@ -76,26 +76,26 @@ static void test_no_hugepages(void **state)
 		skip();
 	mk_cfg(&c, "");
 	snprintf(c.eal, sizeof(c.eal), "--vdev=net_ring0");
-	assert_int_equal(rn_dpdk_port_open(&c, &p, err, sizeof(err)), -ENOMEM);
+	assert_int_equal(dpdk_port_open(&c, &p, err, sizeof(err)), -ENOMEM);
 	assert_non_null(strstr(err, "--no-huge"));
 	assert_non_null(strstr(err, "nr_hugepages"));
 }
 
 static void test_open_errors(void **state)
 {
-	struct rn_dpdk_cfg c;
-	struct rn_dpdk_port *p;
+	struct dpdk_cfg c;
+	struct dpdk_port *p;
 	char err[512];
 
 	(void)state;
 	mk_cfg(&c, "port = net_nothere\n");
-	assert_int_equal(rn_dpdk_port_open(&c, &p, err, sizeof(err)), -ENODEV);
+	assert_int_equal(dpdk_port_open(&c, &p, err, sizeof(err)), -ENODEV);
 	assert_non_null(strstr(err, "'port'"));
 	assert_non_null(strstr(err, "net_ring0")); /* the ports that exist are listed */
 	mk_cfg(&c, "port = 7\n");
-	assert_int_equal(rn_dpdk_port_open(&c, &p, err, sizeof(err)), -ENODEV);
+	assert_int_equal(dpdk_port_open(&c, &p, err, sizeof(err)), -ENODEV);
 	c.ip = 0;
-	assert_int_equal(rn_dpdk_port_open(&c, &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(dpdk_port_open(&c, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "'ip'"));
 }
 
@@ -103,9 +103,9 @@ static void test_open_errors(void **state)
  * learned); both frames are counted and captured. */
 static void test_inline_and_capture(void **state)
 {
-	struct rn_dpdk_cfg c;
-	struct rn_dpdk_port *p, *q;
-	struct rn_dpdk_port_stats st;
+	struct dpdk_cfg c;
+	struct dpdk_port *p, *q;
+	struct dpdk_port_stats st;
 	struct net_if_stats ns;
 	struct net_if *nif;
 	struct rte_mbuf *m;
@@ -118,15 +118,15 @@ static void test_inline_and_capture(void **state)
 	(void)state;
 	snprintf(extra, sizeof(extra), "pcap = %s\n", pcap_path);
 	mk_cfg(&c, extra);
-	if (rn_dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
+	if (dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	/* The same configuration shares the port; another address for it is refused. */
-	assert_int_equal(rn_dpdk_port_open(&c, &q, err, sizeof(err)), 0);
+	assert_int_equal(dpdk_port_open(&c, &q, err, sizeof(err)), 0);
 	assert_ptr_equal(p, q);
-	rn_dpdk_port_close(q);
+	dpdk_port_close(q);
 	c.ip = htonl(0xc6336409);
-	assert_int_equal(rn_dpdk_port_open(&c, &q, err, sizeof(err)), -EBUSY);
-	nif = tcp_stack_netif(rn_dpdk_port_stack(p));
+	assert_int_equal(dpdk_port_open(&c, &q, err, sizeof(err)), -EBUSY);
+	nif = tcp_stack_netif(dpdk_port_stack(p));
 	m = rte_pktmbuf_alloc(net_if_pool(nif));
 	assert_non_null(m);
 	assert_non_null(rte_pktmbuf_append(m, 8));
@@ -134,9 +134,9 @@ static void test_inline_and_capture(void **state)
 	assert_int_equal(net_ip_output(nif, m, htonl(0xc6336409), 253), 0);
 	net_if_flush(nif);
 	for (int i = 0; i < 100 && n == 0; i++)
-		n = rn_dpdk_port_poll(p, NULL);
+		n = dpdk_port_poll(p, NULL);
 	assert_int_equal(n, 1);
-	rn_dpdk_port_get_stats(p, &st);
+	dpdk_port_get_stats(p, &st);
 	assert_int_equal(st.tx_pkts, 1);
 	assert_int_equal(st.rx_pkts, 1);
 	assert_int_equal(st.tx_bytes, 14 + 28);
@@ -163,16 +163,16 @@ static void test_inline_and_capture(void **state)
 		net_if_flush(nif);
 		n = 0;
 		for (int i = 0; i < 100 && n < 2; i++)
-			n += rn_dpdk_port_poll(p, NULL);
+			n += dpdk_port_poll(p, NULL);
 		assert_int_equal(n, 2);
-		rn_dpdk_port_get_stats(p, &st);
+		dpdk_port_get_stats(p, &st);
 		assert_int_equal(st.tx_bytes, 42 + 42 + 334);
 		assert_int_equal(st.rx_bytes, 42 + 42 + 334);
 		assert_int_equal(st.pcap_frames, 6);
 		net_if_get_stats(nif, &ns);
 		assert_int_equal(ns.rx_not_for_us, 2);
 	}
-	rn_dpdk_port_close(p);
+	dpdk_port_close(p);
 	/* The capture: the ARP request out and back, the two IPv4 packets out and back. */
 	pc = pcap_open_offline(pcap_path, eb);
 	assert_non_null(pc);
@@ -197,49 +197,49 @@ static void test_inline_and_capture(void **state)
 
 static void test_thread(void **state)
 {
-	struct rn_dpdk_cfg c;
-	struct rn_dpdk_port *p;
-	struct rn_dpdk_port_stats a, b;
+	struct dpdk_cfg c;
+	struct dpdk_port *p;
+	struct dpdk_port_stats a, b;
 	char err[512];
 
 	(void)state;
 	/* Re-open after the last close: the ring vdev is plugged again. */
 	mk_cfg(&c, "spin_us = 100\nnap_us = 200\n");
-	if (rn_dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
+	if (dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
-	assert_int_equal(rn_dpdk_port_start(p), 0);
-	assert_int_equal(rn_dpdk_port_start(p), 0); /* already running */
-	assert_int_equal(rn_dpdk_port_poll(p, NULL), -EBUSY);
+	assert_int_equal(dpdk_port_start(p), 0);
+	assert_int_equal(dpdk_port_start(p), 0); /* already running */
+	assert_int_equal(dpdk_port_poll(p, NULL), -EBUSY);
 	/* Idle: it naps (about 200 us each), so far fewer than one pass a microsecond. Wait
 	 * for the naps rather than a fixed time: a loaded machine may not run the thread. */
 	for (int i = 0; i < 400; i++) {
 		sleep_ms(5);
-		rn_dpdk_port_get_stats(p, &a);
+		dpdk_port_get_stats(p, &a);
 		if (a.naps > 10)
 			break;
 	}
 	assert_true(a.naps > 10);
 	assert_true(a.polls < 50000 + 10 * a.naps); /* the first spin, then a pass per nap */
 	/* The lock excludes the thread: no pass while we hold it. */
-	rn_dpdk_port_lock(p);
-	rn_dpdk_port_get_stats(p, &a); /* recursive: get_stats locks again */
+	dpdk_port_lock(p);
+	dpdk_port_get_stats(p, &a); /* recursive: get_stats locks again */
 	sleep_ms(20);
-	rn_dpdk_port_get_stats(p, &b);
+	dpdk_port_get_stats(p, &b);
 	assert_int_equal(a.polls, b.polls);
-	rn_dpdk_port_unlock(p);
+	dpdk_port_unlock(p);
 	/* A kick wakes it. */
-	rn_dpdk_port_kick(p);
+	dpdk_port_kick(p);
 	sleep_ms(20);
-	rn_dpdk_port_get_stats(p, &b);
+	dpdk_port_get_stats(p, &b);
 	assert_true(b.polls > a.polls);
-	rn_dpdk_port_stop(p);
-	rn_dpdk_port_get_stats(p, &a);
+	dpdk_port_stop(p);
+	dpdk_port_get_stats(p, &a);
 	sleep_ms(10);
-	rn_dpdk_port_get_stats(p, &b);
+	dpdk_port_get_stats(p, &b);
 	assert_int_equal(a.polls, b.polls);
 	/* Inline again once the thread is gone. */
-	assert_int_equal(rn_dpdk_port_poll(p, NULL), 0);
-	rn_dpdk_port_close(p);
+	assert_int_equal(dpdk_port_poll(p, NULL), 0);
+	dpdk_port_close(p);
 }
 
 /* An ARP request from 198.51.100.9 for our address, as a pcap file for net_pcap's rx. */
@@ -269,10 +269,10 @@ static void write_arp_pcap(const char *path)
 static void test_rx_pool_when_tx_exhausted(void **state)
 {
 	char in[64], out[64], err[512], text[512];
-	struct rn_dpdk_port_stats st;
+	struct dpdk_port_stats st;
 	struct rte_mempool *tx;
-	struct rn_dpdk_port *p;
-	struct rn_dpdk_cfg c;
+	struct dpdk_port *p;
+	struct dpdk_cfg c;
 	struct rte_mbuf **held;
 	long long t0;
 	unsigned nheld = 0;
@@ -285,23 +285,23 @@ static void test_rx_pool_when_tx_exhausted(void **state)
 	snprintf(text, sizeof(text), "eal = --no-huge -m 128 --vdev=net_pcap0,rx_pcap=%s,"
 		 "tx_pcap=%s\nport = net_pcap0\nip = 198.51.100.1/24\nmbufs = 2047\n"
 		 "tx_mbufs = 1048575\n", in, out);
-	assert_int_equal(rn_dpdk_cfg_parse(&c, text, err, sizeof(err)), 0);
-	assert_int_equal(rn_dpdk_port_open(&c, &p, err, sizeof(err)), -ENOMEM);
+	assert_int_equal(dpdk_cfg_parse(&c, text, err, sizeof(err)), 0);
+	assert_int_equal(dpdk_port_open(&c, &p, err, sizeof(err)), -ENOMEM);
 	assert_non_null(strstr(err, "tx_mbufs"));
 	c.nb_tx_mbufs = 0; /* the default: sized to what EAL has left */
 	t0 = t_now_ms();
-	if (rn_dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
+	if (dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	/* link_wait_ms is 2000: not waited for. Milliseconds, not tv_sec alone: an open of a few
 	 * ms across a second's boundary differed by 1 in tv_sec (the CI flake of 2026-11-27). */
 	assert_true(t_now_ms() - t0 < 1500);
-	rn_dpdk_port_get_stats(p, &st);
+	dpdk_port_get_stats(p, &st);
 	assert_true(st.link_up);
 	assert_int_equal(st.rx_pool_size, 2047);
 	assert_true(st.tx_pool_size >= 1023 && st.tx_pool_size <= 65535);
 	print_message("default pools at -m 128: rx %lu, tx %lu mbufs\n",
 		      (unsigned long)st.rx_pool_size, (unsigned long)st.tx_pool_size);
-	tx = net_if_pool(tcp_stack_netif(rn_dpdk_port_stack(p)));
+	tx = net_if_pool(tcp_stack_netif(dpdk_port_stack(p)));
 	held = calloc(st.tx_pool_size, sizeof(*held));
 	assert_non_null(held);
 	while (nheld < st.tx_pool_size && (held[nheld] = rte_pktmbuf_alloc(tx)) != NULL)
@@ -309,23 +309,23 @@ static void test_rx_pool_when_tx_exhausted(void **state)
 	assert_int_equal(nheld, st.tx_pool_size);
 	assert_null(rte_pktmbuf_alloc(tx));
 	for (int i = 0; i < 100 && n == 0; i++)
-		n = rn_dpdk_port_poll(p, NULL);
+		n = dpdk_port_poll(p, NULL);
 	assert_int_equal(n, 1);
-	rn_dpdk_port_get_stats(p, &st);
+	dpdk_port_get_stats(p, &st);
 	assert_int_equal(st.rx_pkts, 1);
 	assert_int_equal(st.tx_pool_free, 0);
 	assert_true(st.rx_pool_free > 0);
 	while (nheld > 0)
 		rte_pktmbuf_free(held[--nheld]);
 	free(held);
-	rn_dpdk_port_close(p);
+	dpdk_port_close(p);
 	unlink(in);
 	unlink(out);
 }
 
 /* ---- lcore ids for the threads that work a port ---------------------------------------- */
 struct worker {
-	struct rn_dpdk_port *p;
+	struct dpdk_port *p;
 	struct rte_mempool *pool;
 	pthread_barrier_t *all_claimed; /* NULL: no wait */
 	unsigned id;                    /* its lcore id while it ran */
@@ -341,8 +341,8 @@ static void *worker_main(void *arg)
 	struct rte_mbuf *m[40], *last;
 	unsigned n = 0;
 
-	rn_dpdk_port_lock(w->p);
-	rn_dpdk_port_unlock(w->p);
+	dpdk_port_lock(w->p);
+	dpdk_port_unlock(w->p);
 	w->id = rte_lcore_id();
 	if (w->all_claimed != NULL)
 		pthread_barrier_wait(w->all_claimed);
@@ -382,23 +382,23 @@ static void run_workers(struct worker *w, unsigned n, pthread_barrier_t *b)
  * without caches. The poll thread holds one id while it runs; EAL's own thread keeps its. */
 static void test_lcore_caches(void **state)
 {
-	struct rn_dpdk_cfg c;
-	struct rn_dpdk_port *p;
+	struct dpdk_cfg c;
+	struct dpdk_port *p;
 	struct worker w = { 0 };
 	unsigned held0, refused0, held, refused;
 	char err[512];
 
 	(void)state;
 	mk_cfg(&c, "");
-	if (rn_dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
+	if (dpdk_port_open(&c, &p, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	w.p = p;
-	w.pool = net_if_pool(tcp_stack_netif(rn_dpdk_port_stack(p)));
-	rn_dpdk_lcore_counts(&held0, &refused0);
+	w.pool = net_if_pool(tcp_stack_netif(dpdk_port_stack(p)));
+	dpdk_lcore_counts(&held0, &refused0);
 	/* this thread ran rte_eal_init: its own id, not claimed, not released */
-	assert_true(rn_dpdk_lcore_claim());
+	assert_true(dpdk_lcore_claim());
 	assert_int_equal(rte_lcore_id(), rte_get_main_lcore());
-	rn_dpdk_lcore_release();
+	dpdk_lcore_release();
 	assert_int_equal(rte_lcore_id(), rte_get_main_lcore());
 
 	run_workers(&w, 1, NULL);
@@ -408,18 +408,18 @@ static void test_lcore_caches(void **state)
 	assert_true(w.cached > 0);
 	assert_int_equal(rte_mempool_default_cache(w.pool, w.id)->len, 0); /* flushed */
 	assert_false(rte_lcore_has_role(w.id, ROLE_NON_EAL));             /* released */
-	rn_dpdk_lcore_counts(&held, &refused);
+	dpdk_lcore_counts(&held, &refused);
 	assert_int_equal(held, held0);
 
 	/* the poll thread: one id while it runs */
-	assert_int_equal(rn_dpdk_port_start(p), 0);
+	assert_int_equal(dpdk_port_start(p), 0);
 	for (int i = 0; i < 200 && held == held0; i++) {
 		sleep_ms(5);
-		rn_dpdk_lcore_counts(&held, NULL);
+		dpdk_lcore_counts(&held, NULL);
 	}
 	assert_int_equal(held, held0 + 1);
-	rn_dpdk_port_stop(p);
-	rn_dpdk_lcore_counts(&held, NULL);
+	dpdk_port_stop(p);
+	dpdk_lcore_counts(&held, NULL);
 	assert_int_equal(held, held0);
 
 	/* more threads at once than there are ids */
@@ -438,7 +438,7 @@ static void test_lcore_caches(void **state)
 		assert_true(many[i].alloc_ok);
 		with += many[i].id != LCORE_ID_ANY;
 	}
-	rn_dpdk_lcore_counts(&held, &refused);
+	dpdk_lcore_counts(&held, &refused);
 	assert_true(with < RTE_MAX_LCORE);
 	assert_int_equal(refused - refused0, N - with);
 	assert_int_equal(held, held0);
@@ -446,7 +446,7 @@ static void test_lcore_caches(void **state)
 	/* every id is free again */
 	run_workers(&w, 1, NULL);
 	assert_int_not_equal(w.id, LCORE_ID_ANY);
-	rn_dpdk_port_close(p);
+	dpdk_port_close(p);
 }
 
 int main(void)

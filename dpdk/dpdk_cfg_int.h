@@ -1,0 +1,27 @@
+/* Private to dpdk_cfg.c and dpdk_port.c: defaults and the pieces of the parser. */
+#ifndef DPDK_CFG_INT_H
+#define DPDK_CFG_INT_H
+
+#include <stddef.h>
+
+#include "dpdk_port.h"
+
+/* Poll thread: keep polling this long after the last packet, then nap this long (woken
+ * early by dpdk_port_kick). docs/dpdk-port.md has the measurements. */
+#define DPDK_SPIN_US_DEFAULT 200u
+#define DPDK_NAP_US_DEFAULT 50u
+/* mbufs in the port's receive pool (2^n - 1 is what rte_mempool sizes best); above MTU
+ * 9000 the default shrinks so that the pool's memory stays what it is at 9000 (it would
+ * otherwise need 1 GiB at MTU 64000). */
+#define DPDK_MBUFS_DEFAULT 16383u
+#define DPDK_MBUFS_MIN 1023u
+/* How long an open waits for the link (memif: until the peer connects). */
+#define DPDK_LINK_WAIT_MS_DEFAULT 2000u
+
+void dpdk_cfg_defaults(struct dpdk_cfg *c);
+int dpdk_cfg_set(struct dpdk_cfg *c, const char *key, const char *val, const char *where,
+		    char *err, size_t errlen);
+int dpdk_cfg_apply_text(struct dpdk_cfg *c, const char *text, char *err, size_t errlen);
+int dpdk_cfg_check(const struct dpdk_cfg *c, char *err, size_t errlen);
+
+#endif

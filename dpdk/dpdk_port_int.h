@@ -1,0 +1,96 @@
+/* Inside the DPDK port (dpdk_port.h): the port object and what its files share. Sections
+ * follow the files: dpdk_eal.c (EAL start-up), dpdk_port.c (the ethdev, pools, link, open /
+ * close, the registry), dpdk_poll.c (transmit, the poll pass, the poll thread). */
+#ifndef DPDK_PORT_INT_H
+#define DPDK_PORT_INT_H
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_dev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "dpdk_clock.h"
+#include "dpdk_fault.h"
+#include "dpdk_lcore.h"
+#include "dpdk_memif.h"
+#include "dpdk_cfg_int.h"
+#include "dpdk_pcap.h"
+#include "dpdk_port.h"
+
+#define DPDK_BURST 32u
+#define DPDK_RING 1024u
+/* Transmit attempts for one batch while the ring is full (memif's peer drains slowly). */
+#define DPDK_TX_TRIES 64u
+#define DPDK_MAX_ARGS 64
+
+struct dpdk_port {
+	struct dpdk_port *next;     /* registry */
+	int refs;
+	struct dpdk_cfg cfg;
+	uint16_t pid;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	bool multi_seg;                /* the port takes mbuf chains */
+	bool tx_refs;                  /* frames may reference caller memory (key tx_refs) */
+	bool csum_trust;               /* memif_csum off: received TCP checksums are not checked */
+	bool tx_prepare;               /* checksum offloads in use: rte_eth_tx_prepare */
+	bool csum_partial_told;        /* the checksum warning was said */
+	struct rte_mempool *pool;      /* receive: only the rx queue takes from it */
+	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
+	bool link_up;                  /* at the last look (port_link_watch) */
+	bool memif_client;             /* the link is ours to bring up again (port_link_watch) */
+	bool guarded;                  /* memif: bursts under dpdk_fault (peer disconnect) */
+	uint64_t link_look_ns;         /* next look at the link */
+	uint64_t link_settle_ns;       /* memif client: a connected start's grace (port_link_next) */
+	struct tcp_stack *stack;
+	struct dpdk_pcap *pcap;
+	pthread_mutex_t lock;          /* recursive: callbacks may take it again */
+	pthread_t thread;
+	bool started;                  /* rte_eth_dev_start done */
+	bool running;
+	atomic_bool stop, napping, kicked, touched;
+	atomic_int waiters;
+	_Atomic uint64_t hold_until[DPDK_DRIVERS]; /* ns: others drive the port until then */
+	dpdk_pass_fn pass_fn;       /* end-of-pass hook (the transport's -ENOBUFS retry) */
+	void *pass_arg;
+	int efd;
+	struct dpdk_port_stats st;
+};
+
+static inline uint64_t dpdk_port_now_ns(void)
+{
+	return dpdk_clock_ns();
+}
+
+/* ---- dpdk_eal.c ------------------------------------------------------------------------ */
+/* Start EAL for cfg once per process (later calls plug cfg's --vdev devices again). EAL's own
+ * failure is final; a refusal before rte_eal_init lets a corrected configuration try again. */
+int dpdk_eal_once(const struct dpdk_cfg *cfg, char *err, size_t errlen);
+
+/* ---- dpdk_port.c ----------------------------------------------------------------------- */
+bool dpdk_port_is_memif(const struct rte_eth_dev_info *di);
+/* Look at the link when due (a memif client brings its link up again). Lock held. */
+void dpdk_port_link_watch(struct dpdk_port *p, uint64_t now);
+
+/* ---- dpdk_poll.c ----------------------------------------------------------------------- */
+/* The stack's transmit (net_if_cfg.tx): capture, linearise, burst with bounded retries. */
+uint16_t dpdk_port_tx(void *arg, struct rte_mbuf **pkts, uint16_t n);
+
+#endif

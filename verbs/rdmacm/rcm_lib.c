@@ -1,0 +1,57 @@
+/* The library lock, the list of ids, the errno convention and rdma_event_str. */
+#include "rcm_int.h"
+
+#include <errno.h>
+
+pthread_mutex_t rcm_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t rcm_cond = PTHREAD_COND_INITIALIZER;
+struct rcm_id *rcm_ids;
+
+void rcm_id_link(struct rcm_id *id)
+{
+	id->prev = NULL;
+	id->next = rcm_ids;
+	if (rcm_ids != NULL)
+		rcm_ids->prev = id;
+	rcm_ids = id;
+}
+
+void rcm_id_unlink(struct rcm_id *id)
+{
+	if (id->prev != NULL)
+		id->prev->next = id->next;
+	else
+		rcm_ids = id->next;
+	if (id->next != NULL)
+		id->next->prev = id->prev;
+	id->next = id->prev = NULL;
+}
+
+int rcm_err(int err)
+{
+	errno = err;
+	return -1;
+}
+
+RCM_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
+{
+	switch (event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED: return "RDMA_CM_EVENT_ADDR_RESOLVED";
+	case RDMA_CM_EVENT_ADDR_ERROR: return "RDMA_CM_EVENT_ADDR_ERROR";
+	case RDMA_CM_EVENT_ROUTE_RESOLVED: return "RDMA_CM_EVENT_ROUTE_RESOLVED";
+	case RDMA_CM_EVENT_ROUTE_ERROR: return "RDMA_CM_EVENT_ROUTE_ERROR";
+	case RDMA_CM_EVENT_CONNECT_REQUEST: return "RDMA_CM_EVENT_CONNECT_REQUEST";
+	case RDMA_CM_EVENT_CONNECT_RESPONSE: return "RDMA_CM_EVENT_CONNECT_RESPONSE";
+	case RDMA_CM_EVENT_CONNECT_ERROR: return "RDMA_CM_EVENT_CONNECT_ERROR";
+	case RDMA_CM_EVENT_UNREACHABLE: return "RDMA_CM_EVENT_UNREACHABLE";
+	case RDMA_CM_EVENT_REJECTED: return "RDMA_CM_EVENT_REJECTED";
+	case RDMA_CM_EVENT_ESTABLISHED: return "RDMA_CM_EVENT_ESTABLISHED";
+	case RDMA_CM_EVENT_DISCONNECTED: return "RDMA_CM_EVENT_DISCONNECTED";
+	case RDMA_CM_EVENT_DEVICE_REMOVAL: return "RDMA_CM_EVENT_DEVICE_REMOVAL";
+	case RDMA_CM_EVENT_MULTICAST_JOIN: return "RDMA_CM_EVENT_MULTICAST_JOIN";
+	case RDMA_CM_EVENT_MULTICAST_ERROR: return "RDMA_CM_EVENT_MULTICAST_ERROR";
+	case RDMA_CM_EVENT_ADDR_CHANGE: return "RDMA_CM_EVENT_ADDR_CHANGE";
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT: return "RDMA_CM_EVENT_TIMEWAIT_EXIT";
+	}
+	return "UNKNOWN EVENT";
+}

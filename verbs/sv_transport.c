@@ -1,0 +1,116 @@
+/* Which transport the RNIC's connections run on, from the environment (verbs_ext.h), and the
+ * addresses librdmacm and the device take from it. The DPDK transport is a layer of its own
+ * (dpdk/); a build without DPDK still answers, with an error that says why. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs_int.h"
+
+#ifdef SOFTRNIC_HAVE_DPDK
+#include "dpdk_transport.h"
+#endif
+
+enum softrnic_transport softrnic_transport_selected(void)
+{
+	const char *t = getenv("SOFTRNIC_TRANSPORT");
+
+	if (t != NULL && *t != '\0')
+		return strcmp(t, "dpdk") == 0 ? SOFTRNIC_TRANSPORT_DPDK : SOFTRNIC_TRANSPORT_SOCK;
+	return getenv("SOFTRNIC_DPDK_CONF") != NULL || getenv("SOFTRNIC_DPDK_IP") != NULL ||
+			       getenv("SOFTRNIC_DPDK_EAL") != NULL
+		       ? SOFTRNIC_TRANSPORT_DPDK
+		       : SOFTRNIC_TRANSPORT_SOCK;
+}
+
+#ifdef SOFTRNIC_HAVE_DPDK
+
+static int dpdk_open(const struct rn_transport **out)
+{
+	return dpdk_default(out, NULL, 0);
+}
+
+int softrnic_transport_check_local(const struct sockaddr *addr)
+{
+	return dpdk_default_check_local(addr);
+}
+
+int softrnic_transport_route(const struct sockaddr *dst, struct sockaddr_in *src)
+{
+	return dpdk_default_route(dst, src);
+}
+
+int softrnic_transport_mac(uint8_t mac[6])
+{
+	return dpdk_default_mac(mac);
+}
+
+static int dpdk_ipv4(uint32_t *addr)
+{
+	return dpdk_default_ipv4(addr);
+}
+
+#else /* built without DPDK: asking for it is an error that says so, once */
+
+static int no_dpdk(void)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	if (!atomic_flag_test_and_set(&said))
+		fprintf(stderr, "softrnic: DPDK transport unavailable: softrnic was built without "
+				"DPDK (install dpdk-dev, re-run meson setup); unset "
+				"SOFTRNIC_TRANSPORT / SOFTRNIC_DPDK_*\n");
+	return -ENOTSUP;
+}
+
+static int dpdk_open(const struct rn_transport **out)
+{
+	(void)out;
+	return no_dpdk();
+}
+
+int softrnic_transport_check_local(const struct sockaddr *addr)
+{
+	(void)addr;
+	return no_dpdk();
+}
+
+int softrnic_transport_route(const struct sockaddr *dst, struct sockaddr_in *src)
+{
+	(void)dst;
+	(void)src;
+	return no_dpdk();
+}
+
+int softrnic_transport_mac(uint8_t mac[6])
+{
+	(void)mac;
+	return no_dpdk();
+}
+
+static int dpdk_ipv4(uint32_t *addr)
+{
+	(void)addr;
+	return no_dpdk();
+}
+
+#endif
+
+int softrnic_transport_default(const struct rn_transport **out)
+{
+	if (softrnic_transport_selected() == SOFTRNIC_TRANSPORT_SOCK) {
+		*out = rn_sock_transport();
+		return 0;
+	}
+	return dpdk_open(out);
+}
+
+int softrnic_transport_ipv4(uint32_t *addr)
+{
+	if (addr == NULL)
+		return -EINVAL;
+	if (softrnic_transport_selected() == SOFTRNIC_TRANSPORT_SOCK)
+		return -ENOTSUP;
+	return dpdk_ipv4(addr);
+}
