@@ -45,9 +45,7 @@ void t16_a(struct va_ctx *c)
 	}
 	va_wait_state(&e, vi, VIP_STATE_ERROR, VA_WAIT_MS);
 	va_barrier(c, "sender-checked");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t16_b(struct va_ctx *c)
@@ -78,9 +76,7 @@ void t16_b(struct va_ctx *c)
 			"%u): a flushed send was delivered",
 			va_status_str(got->CS.Status, b, sizeof b), got->CS.Length);
 	}
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 /* ---- T17 -------------------------------------------------------------------------------- */
@@ -121,9 +117,7 @@ void t17_a(struct va_ctx *c)
 		"RDMA Write to a write-protected region: status %s, expected DONE|RDMA_PROT",
 		va_status_str(w->CS.Status, b, sizeof b));
 	va_barrier(c, "written");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t17_b(struct va_ctx *c)

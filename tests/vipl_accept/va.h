@@ -82,6 +82,16 @@ void va_sleep_ms(unsigned ms);
 			va_fail((ctx), __LINE__, __VA_ARGS__);                               \
 	} while (0)
 
+/* The first async error the process's va_async_handler saw, and how many it saw in all
+ * (VipErrorCallback(nic, ctx, va_async_handler); zero it to start counting again). */
+struct va_async {
+	int n;
+	VIP_PVOID ctx;
+	VIP_ERROR_DESCRIPTOR ed;
+};
+extern struct va_async va_async;
+void va_async_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed);
+
 /* ---- control channel (va_ctl.c) -------------------------------------------------------- */
 void va_put(struct va_ctx *ctx, const char *tag, uint64_t v0, uint64_t v1, uint64_t v2,
 	    uint64_t v3);
