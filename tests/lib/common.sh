@@ -21,6 +21,13 @@ need_cmd() {
 	command -v "$1" >/dev/null 2>&1 || fail "the '$1' command${2:+ ($2)} is not installed"
 }
 
+# have_dpdk_pmd NAME: DPDK's NAME poll-mode driver (librte_net_NAME, e.g. memif, af_packet)
+# is installed, from the distribution or under /usr/local.
+have_dpdk_pmd() {
+	ls /usr/lib/*/dpdk/pmds-*/librte_net_"$1".so* >/dev/null 2>&1 ||
+		ls /usr/local/lib*/dpdk/pmds-*/librte_net_"$1".so* >/dev/null 2>&1
+}
+
 EXIT_HOOKS=kill_server
 run_exit_hooks() {
 	for hook in $EXIT_HOOKS; do
