@@ -159,7 +159,7 @@ static void test_imm_no_recv_term(void **state)
 	struct ibv_send_wr w = imm_wr(5, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 1);
 	struct softrnic_qp_term t;
 	struct ibv_async_event ev;
-	long long end = tv_now_ms() + TV_LOOP_WAIT_MS;
+	long long end = t_now_ms() + TV_LOOP_WAIT_MS;
 
 	assert_int_equal(softrnic_query_qp_term(p->b.qp, &t), ENOENT);   /* RTS: none */
 	assert_int_equal(softrnic_query_qp_term(p->b.qp, NULL), EINVAL);
@@ -171,7 +171,7 @@ static void test_imm_no_recv_term(void **state)
 	assert_int_equal(ibv_get_async_event(p->b.ctx, &ev), 0);
 	ibv_ack_async_event(&ev);
 	assert_int_equal(ev.event_type, IBV_EVENT_QP_REQ_ERR);
-	while (softrnic_query_qp_term(p->a.qp, &t) != 0 && tv_now_ms() < end)
+	while (softrnic_query_qp_term(p->a.qp, &t) != 0 && t_now_ms() < end)
 		usleep(1000);
 	assert_int_equal(softrnic_query_qp_term(p->a.qp, &t), 0);
 	assert_int_equal(t.local, 0);

@@ -204,12 +204,12 @@ static void test_post_until_enomem(void **state)
 	struct ibv_send_wr w = { .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
 				 .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct ibv_wc wc[16];
-	long long end = tv_now_ms() + 4 * TV_LOOP_WAIT_MS;
+	long long end = t_now_ms() + 4 * TV_LOOP_WAIT_MS;
 	int posted = 0, done = 0, enomem = 0, first = -1;
 
 	w.wr.rdma.remote_addr = (uintptr_t)p->b.buf;
 	w.wr.rdma.rkey = p->b.mr->rkey;
-	while (done < 500 && tv_now_ms() < end) {
+	while (done < 500 && t_now_ms() < end) {
 		int rc = 0;
 
 		while (posted < 500 && (w.wr_id = (uint64_t)posted,

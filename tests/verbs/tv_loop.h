@@ -17,18 +17,11 @@
 #include "rn_transport.h"
 #include "verbs_int.h"
 
+#include "../lib/t_util.h"
 #include "softrnic/verbs_ext.h"
 
 #define TV_LOOP_WAIT_MS 5000
 #define TV_LOOP_BUFSZ 65536
-
-static inline long long tv_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static inline void tv_connect_qps(struct ibv_qp *qa, struct ibv_qp *qb)
 {
@@ -40,7 +33,7 @@ static inline void tv_connect_qps(struct ibv_qp *qa, struct ibv_qp *qb)
 	struct rn_cm *acm, *pcm = NULL;
 	struct rn_cm_handoff ha, hb;
 	struct rn_cm_cfg cfg;
-	long long end = tv_now_ms() + TV_LOOP_WAIT_MS;
+	long long end = t_now_ms() + TV_LOOP_WAIT_MS;
 
 	rn_cm_cfg_default(&cfg);
 	assert_int_equal(rn_tp_listen(t, (struct sockaddr *)&la, sizeof(la), 4, &lis), 0);
@@ -48,7 +41,7 @@ static inline void tv_connect_qps(struct ibv_qp *qa, struct ibv_qp *qb)
 	la.sin_port = ((struct sockaddr_in *)&ss)->sin_port;
 	assert_int_equal(rn_cm_connect(t, (struct sockaddr *)&la, sizeof(la), &cfg, "hi", 2, &acm),
 			 0);
-	while (tv_now_ms() < end) {
+	while (t_now_ms() < end) {
 		if (!pcm && rn_conn_accept(lis, &c) == 0)
 			assert_int_equal(rn_cm_passive(c, &cfg, &pcm), 0);
 		rn_cm_progress(acm);
@@ -174,11 +167,11 @@ static inline int tv_pair_teardown(void **state)
 static inline struct ibv_wc tv_wait_wc(struct ibv_cq *cq)
 {
 	struct ibv_wc wc;
-	long long end = tv_now_ms() + TV_LOOP_WAIT_MS;
+	long long end = t_now_ms() + TV_LOOP_WAIT_MS;
 	int n;
 
 	memset(&wc, 0, sizeof(wc));
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0 && tv_now_ms() < end)
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0 && t_now_ms() < end)
 		usleep(100);
 	assert_int_equal(n, 1);
 	return wc;
