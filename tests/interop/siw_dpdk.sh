@@ -31,14 +31,16 @@ LIMIT=${INTEROP_DPDK_SECONDS:-600}
 ATTEMPTS=${INTEROP_H2G_ATTEMPTS:-6}
 DELAY_MS=${INTEROP_DPDK_DELAY_MS:-5}
 
-skip() { echo "SKIP: $*"; exit 77; }
-
 if [ -z "${IA_BOUNDED:-}" ]; then
 	IA_BOUNDED=1 timeout --kill-after=75 "$LIMIT" "$0" "$@"
 	rc=$?
 	{ [ $rc = 124 ] || [ $rc = 137 ]; } && echo "FAIL: DPDK interop check exceeded ${LIMIT}s"
 	exit $rc
 fi
+
+# skip (exit 77) and the exit traps until our own below; tests/lib/common.sh is sourced only
+# here, in the bounded run, so the outer `timeout` wrapper keeps the default signal handling.
+source "$ROOT/tests/lib/common.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (siw-vm creates a netns, taps and QEMU guests)"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun: QEMU guests cannot get a network"

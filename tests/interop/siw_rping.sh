@@ -21,8 +21,6 @@ BUILD=${1:-$ROOT/build}
 LIMIT=${INTEROP_CI_SECONDS:-290}
 ATTEMPTS=${INTEROP_H2G_ATTEMPTS:-6}
 
-skip() { echo "SKIP: $*"; exit 77; }
-
 # Bound the whole check: re-run ourselves under timeout once.
 if [ -z "${IA_BOUNDED:-}" ]; then
 	IA_BOUNDED=1 timeout --kill-after=75 "$LIMIT" "$0" "$@"
@@ -30,6 +28,10 @@ if [ -z "${IA_BOUNDED:-}" ]; then
 	{ [ $rc = 124 ] || [ $rc = 137 ]; } && echo "FAIL: interop check exceeded ${LIMIT}s"
 	exit $rc
 fi
+
+# skip (exit 77) and the exit traps until our own below; tests/lib/common.sh is sourced only
+# here, in the bounded run, so the outer `timeout` wrapper keeps the default signal handling.
+source "$ROOT/tests/lib/common.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (siw-vm creates a netns, taps and QEMU guests)"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun: QEMU guests cannot get a network"

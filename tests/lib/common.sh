@@ -9,9 +9,23 @@ fail() {
 	exit 1
 }
 
+# skip REASON...: the test cannot run here: says why (prefixed with TEST_NAME when it is set)
+# and exits with status 77, which meson and scripts/test.sh count as skipped.
+skip() {
+	echo "${TEST_NAME:+$TEST_NAME: }SKIP: $*"
+	exit 77
+}
+
 # need_cmd CMD [PACKAGE]: fails with a clear message when CMD is not installed.
 need_cmd() {
 	command -v "$1" >/dev/null 2>&1 || fail "the '$1' command${2:+ ($2)} is not installed"
+}
+
+# have_dpdk_pmd NAME: DPDK's NAME poll-mode driver (librte_net_NAME, e.g. memif, af_packet)
+# is installed, from the distribution or under /usr/local.
+have_dpdk_pmd() {
+	ls /usr/lib/*/dpdk/pmds-*/librte_net_"$1".so* >/dev/null 2>&1 ||
+		ls /usr/local/lib*/dpdk/pmds-*/librte_net_"$1".so* >/dev/null 2>&1
 }
 
 EXIT_HOOKS=kill_server

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "mpa.h"
+#include "mpa_test_util.h"
 
 #define MAXF 64
 #define WIRESZ (200 * 1024)
@@ -23,10 +24,7 @@ static uint64_t rng_state = 0x13198A2E03707344ull;
 
 static uint32_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state >> 32);
+	return mpa_xorshift(&rng_state);
 }
 
 /* A test stream: FPDUs produced by the (separately tested) encoder, and what they carry. */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "mpa.h"
+#include "mpa_test_util.h"
 
 #define GUARD 32
 #define GUARD_BYTE 0xA5
@@ -23,28 +24,13 @@ static uint64_t rng_state = 0x243F6A8885A308D3ull;
 
 static uint32_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state >> 32);
+	return mpa_xorshift(&rng_state);
 }
 
 static void fill_random(uint8_t *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)rng();
-}
-
-static size_t unhex(const char *hex, uint8_t *out)
-{
-	size_t n = strlen(hex) / 2;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
-		out[i] = (uint8_t)v;
-	}
-	return n;
 }
 
 /* Output buffer with guard zones on both sides. */
@@ -84,7 +70,7 @@ static void test_golden_siw_nocrc(void **state)
 	(void)state;
 	for (size_t g = 0; g < 2; g++) {
 		uint8_t wire[256], out[256];
-		size_t n = unhex(golden_nocrc[g], wire);
+		size_t n = unhex(golden_nocrc[g], wire, sizeof(wire));
 		size_t ulpdu_len = (size_t)wire[0] << 8 | wire[1];
 		struct iovec iov = { wire + 2, ulpdu_len };
 		struct mpa_tx_frame f;
@@ -105,7 +91,7 @@ static void test_golden_siw_fpdus(void **state)
 	(void)state;
 	for (size_t g = 0; g < sizeof(golden) / sizeof(golden[0]); g++) {
 		uint8_t wire[256], raw[256 + 2 * GUARD];
-		size_t n = unhex(golden[g], wire);
+		size_t n = unhex(golden[g], wire, sizeof(wire));
 		size_t ulpdu_len = (size_t)wire[0] << 8 | wire[1];
 		struct mpa_tx tx;
 

@@ -10,11 +10,10 @@
 #include <cmocka.h>
 
 #include "mpa.h"
+#include "mpa_test_util.h"
 
 /* MPA Request/Reply TCP payloads from /work/shared/traces (tshark -T fields -e tcp.payload),
  * frames 4 (client→server Request) and 6 (server→client Reply). */
-#define KEYREQ "4d504120494420526571204672616d65"
-#define KEYREP "4d504120494420526570204672616d65"
 static const char *const rping_stock_req = KEYREQ "1002000400010001";
 static const char *const rping_stock_rep = KEYREP "1002000400010001";
 static const char *const rping_crc_req = KEYREQ "5002000400010001";
@@ -23,18 +22,6 @@ static const char *const rping_p2p_req = KEYREQ "100200048001c001";
 static const char *const rping_p2p_rep = KEYREP "1002000480018001";
 static const char *const wbw_p2p_req = KEYREQ "100200048000c001"; /* ib_write_bw-p2p */
 static const char *const wbw_p2p_rep = KEYREP "1002000480018000";
-
-static size_t unhex(const char *hex, uint8_t *out, size_t cap)
-{
-	size_t n = strlen(hex) / 2;
-	assert_true(n <= cap);
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
-		out[i] = (uint8_t)v;
-	}
-	return n;
-}
 
 struct golden {
 	const char *hex;

@@ -10,9 +10,7 @@
 #include <cmocka.h>
 
 #include "mpa.h"
-
-#define KEYREQ "4d504120494420526571204672616d65"
-#define KEYREP "4d504120494420526570204672616d65"
+#include "mpa_test_util.h"
 
 /* Request/Reply payloads of /work/shared/traces captures (frames 4 and 6). */
 struct capture {
@@ -28,18 +26,6 @@ static const struct capture caps[] = {
 	{ "host-mpa-probe-stock", KEYREQ "1002000400010001", KEYREP "1002000400010001" },
 };
 enum { STOCK, CRC, CRC_TO_STOCK, STOCK_TO_CRC, P2P, WBW_P2P, PROBE, NCAPS };
-
-static size_t unhex(const char *hex, uint8_t *out, size_t cap)
-{
-	size_t n = strlen(hex) / 2;
-	assert_true(n <= cap);
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
-		out[i] = (uint8_t)v;
-	}
-	return n;
-}
 
 static void parse_hex(const char *hex, uint8_t *buf, size_t cap, struct mpa_frame *f)
 {

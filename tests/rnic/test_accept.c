@@ -204,21 +204,7 @@ static void with_id(struct rn_qp_init_attr *a)
 
 static rn_stag_t t33_bind(struct fx *f, struct qbuf *mr)
 {
-	rn_stag_t mw;
-	assert_int_equal(rn_mem_alloc_mw(f->d.mem, f->d.pd, RN_MW_TYPE2, &mw), RN_OK);
-	struct rn_send_wr w;
-	memset(&w, 0, sizeof(w));
-	w.wr_id = 50;
-	w.opcode = RN_WR_BIND_MW;
-	w.flags = RN_SEND_SIGNALED;
-	w.wr.bind.mw_stag = RN_STAG(RN_STAG_IDX(mw), 0x21);
-	w.wr.bind.mr_stag = mr->stag;
-	w.wr.bind.addr = (uintptr_t)mr->p;
-	w.wr.bind.length = mr->len;
-	w.wr.bind.access = RN_ACC_REMOTE_WRITE;
-	assert_int_equal(rn_qp_post_send(f->b.qp, &w, NULL, NULL), RN_OK);
-	q_expect(&f->a, &f->b, f->b.scq, 50, RN_WC_SUCCESS);
-	return w.wr.bind.mw_stag;
+	return q_bind_mw2(&f->a, &f->b, mr, (uintptr_t)mr->p, mr->len, 0x21, NULL);
 }
 
 /* T33: Destroy QP with a bound window -> MW still bound; after invalidating it Destroy

@@ -79,6 +79,40 @@ static void send_frame(struct rn_conn *c, const struct mpa_frame *f)
 	assert_int_equal(t_send_all(c, buf, (size_t)n), 0);
 }
 
+/* A Reply of revision rev, all else zero. */
+static struct mpa_frame reply_frame(uint8_t rev)
+{
+	struct mpa_frame rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.type = MPA_FRAME_REPLY;
+	rep.rev = rev;
+	return rep;
+}
+
+/* The CM fails on an MPA protocol error (-EPROTO) with this MPA error code. */
+static void expect_mpa_failed(struct raw *r, unsigned ecode)
+{
+	assert_int_equal(rn_cm_wait(r->cm, T_WAIT_MS), RN_CM_FAILED);
+	assert_int_equal(rn_cm_error(r->cm), -EPROTO);
+	assert_int_equal(rn_cm_mpa_error(r->cm)->ecode, ecode);
+}
+
+/* The CM fails on the peer's Terminate (-ECONNABORTED) with this error code. */
+static void expect_peer_term(struct raw *r, unsigned ecode)
+{
+	assert_int_equal(rn_cm_wait(r->cm, T_WAIT_MS), RN_CM_FAILED);
+	assert_int_equal(rn_cm_error(r->cm), -ECONNABORTED);
+	assert_int_equal(rn_cm_peer_term(r->cm).ecode, ecode);
+}
+
+/* The next FPDU the raw peer receives (with or without CRC) is a Terminate: its error. */
+static struct iwarp_err recv_term(struct raw *r, bool crc)
+{
+	struct t_fpdu_sink s;
+	assert_int_equal(t_recv_fpdu(r->peer, crc, false, 0, NULL, 0, &s), 0);
+	return t_term_of(s.buf, s.len);
+}
+
 /* Send a default (P2P) Request from the raw side, accept it, read the Reply. */
 static void p2p_until_wait_rtr(struct raw *r, bool crc, struct mpa_frame *rep, uint8_t *buf)
 {
@@ -107,9 +141,7 @@ static void test_passive_garbage(void **state)
 	raw_passive(&r);
 	const char *g = "GET / HTTP/1.1\r\nHost: example\r\n\r\n";
 	assert_int_equal(t_send_all(r.peer, g, strlen(g)), 0);
-	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_FAILED);
-	assert_int_equal(rn_cm_error(r.cm), -EPROTO);
-	assert_int_equal(rn_cm_mpa_error(r.cm)->ecode, MPA_ECODE_INVALID_REQ_REP);
+	expect_mpa_failed(&r, MPA_ECODE_INVALID_REQ_REP);
 	assert_int_equal(t_wait_end(r.peer, NULL), -ECONNRESET); /* not MPA: reset */
 	raw_done(&r);
 }
@@ -128,9 +160,7 @@ static void test_passive_pd_over_limit(void **state)
 	hdr[18] = 0x02; /* PD_Length 600 > 512 */
 	hdr[19] = 0x58;
 	assert_int_equal(t_send_all(r.peer, hdr, sizeof(hdr)), 0);
-	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_FAILED);
-	assert_int_equal(rn_cm_error(r.cm), -EPROTO);
-	assert_int_equal(rn_cm_mpa_error(r.cm)->ecode, MPA_ECODE_INVALID_REQ_REP);
+	expect_mpa_failed(&r, MPA_ECODE_INVALID_REQ_REP);
 	assert_int_equal(t_recv_frame(r.peer, buf, sizeof(buf), &rep), 20);
 	assert_int_equal(rep.type, MPA_FRAME_REPLY);
 	assert_true(rep.reject);
@@ -289,12 +319,8 @@ static void test_passive_wrong_rtr(void **state)
 	mpa_tx_init(&tx, false, false);
 	ssize_t n = rn_rtr_encode(MPA_RTR_SEND, &tx, buf, sizeof(buf)); /* not the chosen one */
 	assert_int_equal(t_send_all(r.peer, buf, (size_t)n), 0);
-	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_FAILED);
-	assert_int_equal(rn_cm_error(r.cm), -EPROTO);
-	assert_int_equal(rn_cm_mpa_error(r.cm)->ecode, MPA_ECODE_NO_MATCHING_RTR);
-	struct t_fpdu_sink s;
-	assert_int_equal(t_recv_fpdu(r.peer, false, false, 0, NULL, 0, &s), 0);
-	struct iwarp_err e = t_term_of(s.buf, s.len);
+	expect_mpa_failed(&r, MPA_ECODE_NO_MATCHING_RTR);
+	struct iwarp_err e = recv_term(&r, false);
 	assert_int_equal(e.layer, IWARP_LAYER_LLP);
 	assert_int_equal(e.etype, MPA_TERM_ETYPE_MPA);
 	assert_int_equal(e.ecode, MPA_ECODE_NO_MATCHING_RTR);
@@ -314,9 +340,7 @@ static void test_passive_peer_terminates(void **state)
 	mpa_tx_init(&tx, false, false);
 	ssize_t n = rn_term_encode(MPA_ECODE_INSUFFICIENT_IRD, &tx, buf, sizeof(buf));
 	assert_int_equal(t_send_all(r.peer, buf, (size_t)n), 0);
-	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_FAILED);
-	assert_int_equal(rn_cm_error(r.cm), -ECONNABORTED);
-	assert_int_equal(rn_cm_peer_term(r.cm).ecode, MPA_ECODE_INSUFFICIENT_IRD);
+	expect_peer_term(&r, MPA_ECODE_INSUFFICIENT_IRD);
 	assert_int_equal(rn_cm_peer_term(r.cm).layer, IWARP_LAYER_LLP);
 	raw_done(&r);
 }
@@ -336,12 +360,8 @@ static void test_passive_rtr_bad_crc(void **state)
 	ssize_t n = rn_rtr_encode(MPA_RTR_WRITE, &tx, buf, sizeof(buf));
 	buf[n - 1] ^= 0x5a;
 	assert_int_equal(t_send_all(r.peer, buf, (size_t)n), 0);
-	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_FAILED);
-	assert_int_equal(rn_cm_error(r.cm), -EPROTO);
-	assert_int_equal(rn_cm_mpa_error(r.cm)->ecode, MPA_ECODE_CRC);
-	struct t_fpdu_sink s;
-	assert_int_equal(t_recv_fpdu(r.peer, true, false, 0, NULL, 0, &s), 0);
-	assert_int_equal(t_term_of(s.buf, s.len).ecode, MPA_ECODE_CRC);
+	expect_mpa_failed(&r, MPA_ECODE_CRC);
+	assert_int_equal(recv_term(&r, true).ecode, MPA_ECODE_CRC);
 	raw_done(&r);
 }
 
@@ -390,9 +410,7 @@ static void test_active_rev1_responder(void **state)
 	assert_int_equal(req.rev, 2);
 	assert_int_equal(req.pd_len, 2);
 	assert_memory_equal(req.pd, "rq", 2);
-	memset(&rep, 0, sizeof(rep));
-	rep.type = MPA_FRAME_REPLY;
-	rep.rev = 1;
+	rep = reply_frame(1);
 	send_frame(r.peer, &rep);
 	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_ESTABLISHED);
 	struct rn_cm_handoff h;
@@ -415,18 +433,12 @@ static void test_active_rtr_not_offered(void **state)
 	raw_active(&r, &req, buf, sizeof(buf));
 	assert_true(req.v2.p2p);
 	assert_int_equal(req.v2.rtr, MPA_RTR_WRITE | MPA_RTR_READ);
-	memset(&rep, 0, sizeof(rep));
-	rep.type = MPA_FRAME_REPLY;
-	rep.rev = 2;
+	rep = reply_frame(2);
 	rep.enhanced = true;
 	rep.v2 = (struct mpa_v2_block){ .p2p = true, .rtr = MPA_RTR_SEND, .ird = 4, .ord = 4 };
 	send_frame(r.peer, &rep);
-	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_FAILED);
-	assert_int_equal(rn_cm_error(r.cm), -EPROTO);
-	assert_int_equal(rn_cm_mpa_error(r.cm)->ecode, MPA_ECODE_NO_MATCHING_RTR);
-	struct t_fpdu_sink s;
-	assert_int_equal(t_recv_fpdu(r.peer, false, false, 0, NULL, 0, &s), 0);
-	struct iwarp_err e = t_term_of(s.buf, s.len);
+	expect_mpa_failed(&r, MPA_ECODE_NO_MATCHING_RTR);
+	struct iwarp_err e = recv_term(&r, false);
 	assert_int_equal(e.layer, IWARP_LAYER_LLP);
 	assert_int_equal(e.ecode, MPA_ECODE_NO_MATCHING_RTR);
 	assert_int_equal(t_wait_end(r.peer, NULL), 0); /* then an orderly close */
@@ -443,15 +455,12 @@ static void test_active_reply_drops_crc(void **state)
 	r.cfg.policy.crc_required = true;
 	raw_active(&r, &req, buf, sizeof(buf));
 	assert_true(req.crc);
-	memset(&rep, 0, sizeof(rep));
-	rep.type = MPA_FRAME_REPLY;
-	rep.rev = 2;
+	rep = reply_frame(2);
 	send_frame(r.peer, &rep);
 	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_FAILED);
 	assert_int_equal(rn_cm_mpa_error(r.cm)->ecode, MPA_ECODE_INVALID_REQ_REP);
-	struct t_fpdu_sink s; /* the Terminate carries a good CRC */
-	assert_int_equal(t_recv_fpdu(r.peer, true, false, 0, NULL, 0, &s), 0);
-	assert_int_equal(t_term_of(s.buf, s.len).ecode, MPA_ECODE_INVALID_REQ_REP);
+	/* the Terminate carries a good CRC */
+	assert_int_equal(recv_term(&r, true).ecode, MPA_ECODE_INVALID_REQ_REP);
 	raw_done(&r);
 }
 
@@ -498,9 +507,7 @@ static void test_active_read_rtr_answered_by_terminate(void **state)
 	struct mpa_tx tx;
 	raw_cfg(&r);
 	raw_active(&r, &req, buf, sizeof(buf));
-	memset(&rep, 0, sizeof(rep));
-	rep.type = MPA_FRAME_REPLY;
-	rep.rev = 2;
+	rep = reply_frame(2);
 	rep.enhanced = true;
 	rep.v2 = (struct mpa_v2_block){ .p2p = true, .rtr = MPA_RTR_READ, .ird = 4, .ord = 4 };
 	send_frame(r.peer, &rep);
@@ -517,9 +524,7 @@ static void test_active_read_rtr_answered_by_terminate(void **state)
 	mpa_tx_init(&tx, false, false);
 	ssize_t n = rn_term_encode(MPA_ECODE_LOCAL_CATASTROPHIC, &tx, buf, sizeof(buf));
 	assert_int_equal(t_send_all(r.peer, buf, (size_t)n), 0);
-	assert_int_equal(rn_cm_wait(r.cm, T_WAIT_MS), RN_CM_FAILED);
-	assert_int_equal(rn_cm_error(r.cm), -ECONNABORTED);
-	assert_int_equal(rn_cm_peer_term(r.cm).ecode, MPA_ECODE_LOCAL_CATASTROPHIC);
+	expect_peer_term(&r, MPA_ECODE_LOCAL_CATASTROPHIC);
 	raw_done(&r);
 }
 

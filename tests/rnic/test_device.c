@@ -291,19 +291,28 @@ static int f_writable(void *o)
 static bool f_wants(void *o) { return atomic_load(&((struct fake *)o)->want_w); }
 static const struct rn_dev_conn_ops fake_ops = { f_fd, f_readable, f_writable, f_wants, NULL };
 
+/* A fake on one end of a fresh socketpair sp, attached to dev; sp2 is a second fresh pair the
+ * test may switch the fake to. */
+static struct rn_dev_conn *fake_conn(struct rn_device *dev, struct fake *f, int sp[2], int sp2[2])
+{
+	struct rn_dev_conn *c;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp2), 0);
+	f->fd = sp[0];
+	assert_int_equal(rn_device_conn_alloc(dev, &fake_ops, &c), RN_OK);
+	assert_int_equal(rn_device_conn_attach(c, f), RN_OK);
+	return c;
+}
+
 static void test_conn_fake(void **state)
 {
 	(void)state;
 	struct rn_device *dev = open_dev(false, NULL);
 	struct fake f = { 0 };
-	struct rn_dev_conn *c;
 	int sp[2], sp2[2];
+	struct rn_dev_conn *c = fake_conn(dev, &f, sp, sp2);
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp2), 0);
-	f.fd = sp[0];
-	assert_int_equal(rn_device_conn_alloc(dev, &fake_ops, &c), RN_OK);
-	assert_int_equal(rn_device_conn_attach(c, &f), RN_OK);
 	assert_true(rn_progress_running(rn_device_engine(dev))); /* started lazily */
 	assert_int_equal(write(sp[1], "a", 1), 1);
 	assert_true(wait_for(&f.reads, 1));
@@ -547,14 +556,9 @@ static void test_conn_fresh_fd_read(void **state)
 	(void)state;
 	struct rn_device *dev = open_dev(false, NULL);
 	struct fake f = { 0 };
-	struct rn_dev_conn *c;
 	int sp[2], sp2[2];
+	struct rn_dev_conn *c = fake_conn(dev, &f, sp, sp2);
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp2), 0);
-	f.fd = sp[0];
-	assert_int_equal(rn_device_conn_alloc(dev, &fake_ops, &c), RN_OK);
-	assert_int_equal(rn_device_conn_attach(c, &f), RN_OK);
 	assert_true(wait_for(&f.reads, 1));   /* nothing was written */
 	sleep_ms(20);
 	assert_int_equal(atomic_load(&f.reads), 1);   /* once, not in a loop */

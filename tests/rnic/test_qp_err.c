@@ -315,20 +315,7 @@ static void test_bind_mw_remote_T23(void **state)
 	qbuf_new(&f->d, &src, 256, f->d.pd, RN_ACC_LOCAL_WRITE);
 	memset(src.p, 0x42, 256);
 	qbuf_new(&f->d, &mr, 1024, f->d.pd, RN_ACC_LOCAL_WRITE | RN_ACC_MW_BIND);
-	assert_int_equal(rn_mem_alloc_mw(f->d.mem, f->d.pd, RN_MW_TYPE2, &mw), RN_OK);
-	struct rn_send_wr w;
-	memset(&w, 0, sizeof(w));
-	w.wr_id = 50;
-	w.opcode = RN_WR_BIND_MW;
-	w.flags = RN_SEND_SIGNALED;
-	w.wr.bind.mw_stag = RN_STAG(RN_STAG_IDX(mw), 0x33);
-	w.wr.bind.mr_stag = mr.stag;
-	w.wr.bind.addr = (uintptr_t)mr.p + 256;
-	w.wr.bind.length = 256;
-	w.wr.bind.access = RN_ACC_REMOTE_WRITE;
-	assert_int_equal(rn_qp_post_send(f->b.qp, &w, NULL, NULL), RN_OK);
-	q_expect(&f->a, &f->b, f->b.scq, 50, RN_WC_SUCCESS);
-	rn_stag_t wst = w.wr.bind.mw_stag;
+	rn_stag_t wst = q_bind_mw2(&f->a, &f->b, &mr, (uintptr_t)mr.p + 256, 256, 0x33, &mw);
 	/* Destroy QP is refused while the window is bound to it (T33) */
 	assert_int_equal(rn_qp_destroy(f->b.qp), RN_ERR_MW_BOUND_TO_QP);
 	struct rn_rq_sge s = { (uintptr_t)src.p, 256, src.stag };

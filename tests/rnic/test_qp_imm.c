@@ -5,24 +5,6 @@
 
 #include "test_qp_util.h"
 
-static enum rn_status q_imm(struct qside *s, uint64_t id, enum rn_wr_opcode op, unsigned flags,
-			    struct rn_rq_sge *sge, int n, uint32_t imm, uint32_t rkey,
-			    uint64_t raddr)
-{
-	struct rn_send_wr wr;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.opcode = op;
-	wr.flags = flags;
-	wr.sg_list = sge;
-	wr.num_sge = n;
-	wr.imm_data = imm;
-	wr.wr.rdma.rkey = rkey;
-	wr.wr.rdma.remote_addr = raddr;
-	return rn_qp_post_send(s->qp, &wr, NULL, NULL);
-}
-
 static void fill(struct qbuf *b, uint8_t seed)
 {
 	for (size_t i = 0; i < b->len; i++)
@@ -45,7 +27,7 @@ static void test_send_imm(void **state)
 	assert_int_equal(q_recv(&f->b, 7, &dst, 0, 4096), RN_OK);
 	assert_int_equal(q_recv(&f->b, 8, &dst, 4096, 4096), RN_OK);
 	struct rn_rq_sge s = { (uintptr_t)src.p, 3000, src.stag };
-	assert_int_equal(q_imm(&f->a, 1, RN_WR_SEND_IMM, RN_SEND_SIGNALED, &s, 1, imm, 0, 0), RN_OK);
+	assert_int_equal(q_post(&f->a, 1, RN_WR_SEND_IMM, RN_SEND_SIGNALED, &s, 1, imm, 0, 0), RN_OK);
 	assert_int_equal(q_send(&f->a, 2, RN_WR_SEND, RN_SEND_SIGNALED, &s, 1), RN_OK);
 	assert_true(q_poll(&f->a, &f->b, f->a.scq, &e));
 	assert_int_equal(e.status, RN_WC_SUCCESS);
@@ -79,8 +61,8 @@ static void test_send_imm_zero_se(void **state)
 	qbuf_new(&f->d, &dst, 64, f->d.pd, ACC_ALL);
 	q_connect(&f->a, &f->b, false);
 	assert_int_equal(q_recv(&f->b, 9, &dst, 0, 64), RN_OK);
-	assert_int_equal(q_imm(&f->a, 1, RN_WR_SEND_IMM, RN_SEND_SOLICITED | RN_SEND_INLINE, NULL, 0,
-			       htonl(0xcafe), 0, 0), RN_OK);
+	assert_int_equal(q_post(&f->a, 1, RN_WR_SEND_IMM, RN_SEND_SOLICITED | RN_SEND_INLINE, NULL, 0,
+			        htonl(0xcafe), 0, 0), RN_OK);
 	assert_true(q_poll(&f->a, &f->b, f->b.rcq, &e));
 	assert_int_equal(e.status, RN_WC_SUCCESS);
 	assert_int_equal(e.wr_id, 9);
@@ -108,8 +90,8 @@ static void test_write_imm(void **state)
 	q_connect_eth(&f->a, &f->b, true);
 	assert_int_equal(q_recv(&f->b, 3, &rb, 0, 64), RN_OK);
 	struct rn_rq_sge s = { (uintptr_t)src.p, 20000, src.stag };
-	assert_int_equal(q_imm(&f->a, 4, RN_WR_RDMA_WRITE_IMM, RN_SEND_SIGNALED, &s, 1,
-			       htonl(0xa1b2c3d4), dst.stag, (uintptr_t)dst.p), RN_OK);
+	assert_int_equal(q_post(&f->a, 4, RN_WR_RDMA_WRITE_IMM, RN_SEND_SIGNALED, &s, 1,
+			        htonl(0xa1b2c3d4), dst.stag, (uintptr_t)dst.p), RN_OK);
 	assert_true(q_poll(&f->a, &f->b, f->b.rcq, &e));
 	assert_memory_equal(dst.p, src.p, 20000);   /* placed before the completion */
 	assert_int_equal(e.status, RN_WC_SUCCESS);
@@ -145,9 +127,9 @@ static void test_imm_mix(void **state)
 	for (uint32_t i = 0; i < 3; i++)
 		assert_int_equal(q_recv(&f->b, 20 + i, &rb, i * 256, 256), RN_OK);
 	struct rn_rq_sge s = { (uintptr_t)src.p, 60, src.stag };
-	assert_int_equal(q_imm(&f->a, 1, RN_WR_SEND_IMM, RN_SEND_INLINE, &s, 1, 11, 0, 0), RN_OK);
-	assert_int_equal(q_imm(&f->a, 2, RN_WR_RDMA_WRITE_IMM, RN_SEND_SOLICITED, &s, 1, 22,
-			       dst.stag, (uintptr_t)dst.p), RN_OK);
+	assert_int_equal(q_post(&f->a, 1, RN_WR_SEND_IMM, RN_SEND_INLINE, &s, 1, 11, 0, 0), RN_OK);
+	assert_int_equal(q_post(&f->a, 2, RN_WR_RDMA_WRITE_IMM, RN_SEND_SOLICITED, &s, 1, 22,
+			        dst.stag, (uintptr_t)dst.p), RN_OK);
 	assert_int_equal(q_send(&f->a, 3, RN_WR_SEND, 0, &s, 1), RN_OK);
 	assert_true(q_poll(&f->a, &f->b, f->b.rcq, &e));
 	assert_int_equal(e.wr_id, 20);
@@ -190,8 +172,8 @@ static void test_imm_no_recv_terminate(void **state)
 	qbuf_new(&f->d, &dst, 64, f->d.pd, ACC_ALL);
 	q_connect(&f->a, &f->b, false);
 	struct rn_rq_sge s = { (uintptr_t)src.p, 64, src.stag };
-	assert_int_equal(q_imm(&f->a, 1, RN_WR_RDMA_WRITE_IMM, 0, &s, 1, 5, dst.stag,
-			       (uintptr_t)dst.p), RN_OK);
+	assert_int_equal(q_post(&f->a, 1, RN_WR_RDMA_WRITE_IMM, 0, &s, 1, 5, dst.stag,
+			        (uintptr_t)dst.p), RN_OK);
 	q_run(&f->a, &f->b, Q_WAIT_MS, b_left_rts, f);
 	assert_int_equal(rn_qp_query(f->b.qp, &ib), RN_OK);
 	assert_int_equal(rn_qp_query(f->a.qp, &ia), RN_OK);
@@ -254,8 +236,8 @@ static void test_tol_no_recv(void **state)
 	struct rn_rq_sge s = { (uintptr_t)src.p, 4000, src.stag };
 	struct rn_rq_sge s8 = { (uintptr_t)src.p, 8, src.stag };
 	assert_int_equal(q_send(&f->a, 1, RN_WR_SEND, RN_SEND_SIGNALED, &s, 1), RN_OK);
-	assert_int_equal(q_imm(&f->a, 2, RN_WR_RDMA_WRITE_IMM, RN_SEND_SIGNALED, &s8, 1, 7, dst.stag,
-			       (uintptr_t)dst.p), RN_OK);
+	assert_int_equal(q_post(&f->a, 2, RN_WR_RDMA_WRITE_IMM, RN_SEND_SIGNALED, &s8, 1, 7, dst.stag,
+			        (uintptr_t)dst.p), RN_OK);
 	q_expect(&f->a, &f->b, f->a.scq, 1, RN_WC_SUCCESS);
 	q_expect(&f->a, &f->b, f->a.scq, 2, RN_WC_SUCCESS);
 	assert_int_equal(wait_event(f, &f->b), RN_AE_RQ_MSN_RANGE);
@@ -298,8 +280,8 @@ static void test_tol_too_long(void **state)
 	assert_int_equal(q_recv(&f->b, 3, &big, 0, 4000), RN_OK);
 	struct rn_rq_sge s = { (uintptr_t)src.p, 4000, src.stag };
 	assert_int_equal(q_send(&f->a, 1, RN_WR_SEND, 0, &s, 1), RN_OK);
-	assert_int_equal(q_imm(&f->a, 2, RN_WR_SEND_IMM, 0, &s, 1, 77, 0, 0), RN_OK);
-	assert_int_equal(q_imm(&f->a, 3, RN_WR_SEND_IMM, 0, &s, 1, 78, 0, 0), RN_OK);
+	assert_int_equal(q_post(&f->a, 2, RN_WR_SEND_IMM, 0, &s, 1, 77, 0, 0), RN_OK);
+	assert_int_equal(q_post(&f->a, 3, RN_WR_SEND_IMM, 0, &s, 1, 78, 0, 0), RN_OK);
 	q_expect(&f->a, &f->b, f->b.rcq, 1, RN_WC_BASE_BOUNDS);
 	q_expect(&f->a, &f->b, f->b.rcq, 2, RN_WC_BASE_BOUNDS);
 	assert_true(q_poll(&f->a, &f->b, f->b.rcq, &e));
@@ -346,8 +328,8 @@ static void test_tol_bad_write(void **state)
 	assert_memory_equal(dst.p, src.p, 1000);
 	struct rn_rq_sge s2 = { (uintptr_t)src.p + 2000, 2000, src.stag };
 	assert_int_equal(q_recv(&f->b, 5, &rb, 0, 64), RN_OK);
-	assert_int_equal(q_imm(&f->a, 3, RN_WR_RDMA_WRITE_IMM, 0, &s2, 1, 99, dst.stag,
-			       (uintptr_t)dst.p), RN_OK);
+	assert_int_equal(q_post(&f->a, 3, RN_WR_RDMA_WRITE_IMM, 0, &s2, 1, 99, dst.stag,
+			        (uintptr_t)dst.p), RN_OK);
 	assert_true(q_poll(&f->a, &f->b, f->b.rcq, &e));
 	assert_int_equal(e.status, RN_WC_SUCCESS);
 	assert_int_equal(e.wr_id, 5);

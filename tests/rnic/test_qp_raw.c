@@ -191,6 +191,17 @@ static void expect_term(struct rawfx *f, uint16_t code, enum rn_event_id ev, boo
 	assert_true(qbuf_guards_ok(&f->rbuf));
 }
 
+/* An untagged ULPDU (send_ulpdu's fields) sent in an FPDU with a good CRC: the QP answers
+ * with the Terminate expect_term checks. */
+static void send_expect_term(struct rawfx *f, uint8_t ctrl0, uint8_t rdmap_ctrl, uint32_t qn,
+			     uint32_t msn, size_t payload, uint16_t code, enum rn_event_id ev,
+			     bool hdr)
+{
+	uint8_t u[128];
+	raw_fpdu(f, u, send_ulpdu(u, ctrl0, rdmap_ctrl, qn, msn, payload), false);
+	expect_term(f, code, ev, hdr);
+}
+
 /* Sanity: a hand-framed Send is received. */
 static void test_raw_send_ok(void **state)
 {
@@ -229,40 +240,32 @@ static void test_crc_error_T37(void **state)
 static void test_ddp_version_T37(void **state)
 {
 	struct rawfx *f = *state;
-	uint8_t u[128];
-	size_t n = send_ulpdu(u, 0x40 | 2, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 8);
-	raw_fpdu(f, u, n, false);
-	expect_term(f, 0x1206, RN_AE_REM_INVALID_DDP_VERSION, false);
+	send_expect_term(f, 0x40 | 2, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 8,
+			 0x1206, RN_AE_REM_INVALID_DDP_VERSION, false);
 }
 
 /* T37: reserved RDMAP opcode 0x8 -> 0x0206. */
 static void test_bad_opcode_T37(void **state)
 {
 	struct rawfx *f = *state;
-	uint8_t u[128];
-	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(0x8), 0, 1, 8);
-	raw_fpdu(f, u, n, false);
-	expect_term(f, 0x0206, RN_AE_REM_UNEXPECTED_OPCODE, false);
+	send_expect_term(f, 0x40 | 1, RDMAP_CTRL(0x8), 0, 1, 8,
+			 0x0206, RN_AE_REM_UNEXPECTED_OPCODE, false);
 }
 
 /* T37: DDP queue number 5 -> 0x1201, header copied. */
 static void test_bad_qn_T37(void **state)
 {
 	struct rawfx *f = *state;
-	uint8_t u[128];
-	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 5, 1, 8);
-	raw_fpdu(f, u, n, false);
-	expect_term(f, 0x1201, RN_AE_REM_INVALID_DDP_QN, true);
+	send_expect_term(f, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 5, 1, 8,
+			 0x1201, RN_AE_REM_INVALID_DDP_QN, true);
 }
 
 /* A gap in the Send MSNs -> 0x1203 (MSN gap, decision P8). */
 static void test_msn_gap(void **state)
 {
 	struct rawfx *f = *state;
-	uint8_t u[128];
-	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 3, 8);
-	raw_fpdu(f, u, n, false);
-	expect_term(f, 0x1203, RN_AE_RQ_MSN_RANGE, true);
+	send_expect_term(f, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_SEND), 0, 3, 8,
+			 0x1203, RN_AE_RQ_MSN_RANGE, true);
 }
 
 /* Write with STag 0 to a privileged QP -> Invalid STag (T29). */
@@ -484,12 +487,8 @@ static void test_imm_bad_len(void **state)
 static void test_atomic_req_refused(void **state)
 {
 	struct rawfx *f = *state;
-	uint8_t u[128];
-	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_ATOMIC_REQ), 1, 1,
-			      RDMAP_ATOMIC_REQ_LEN);
-
-	raw_fpdu(f, u, n, false);
-	expect_term(f, 0x0206, RN_AE_REM_UNEXPECTED_OPCODE, false);
+	send_expect_term(f, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_ATOMIC_REQ), 1, 1, RDMAP_ATOMIC_REQ_LEN,
+			 0x0206, RN_AE_REM_UNEXPECTED_OPCODE, false);
 }
 
 struct ulog {
@@ -643,7 +642,6 @@ static void test_tol_framing_terminates(void **state)
 {
 	struct rawfx *f = *state;
 	uint8_t w[64] = { 0xc0 | 1, RDMAP_CTRL(RDMAP_OP_WRITE) };
-	uint8_t u[128];
 
 	raw_fpdu(f, w, DDP_TAGGED_HDR_LEN + 16, false);
 	long long end = t_now_ms() + Q_WAIT_MS;
@@ -654,8 +652,8 @@ static void test_tol_framing_terminates(void **state)
 	}
 	assert_int_equal(ev, RN_AE_PROT_INVALID_STAG);
 	assert_int_equal(q_state(&f->b), RN_QPS_RTS);
-	raw_fpdu(f, u, send_ulpdu(u, 0x40 | 2, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 8), false);
-	expect_term(f, 0x1206, RN_AE_REM_INVALID_DDP_VERSION, false);
+	send_expect_term(f, 0x40 | 2, RDMAP_CTRL(RDMAP_OP_SEND), 0, 1, 8,
+			 0x1206, RN_AE_REM_INVALID_DDP_VERSION, false);
 }
 
 /* Tolerant: 400 one-segment Writes with random STags (a third of them the real one), random

@@ -300,8 +300,10 @@ static inline enum rn_status q_recv(struct qside *s, uint64_t id, struct qbuf *b
 	return rn_qp_post_recv(s->qp, &wr, NULL, NULL);
 }
 
-static inline enum rn_status q_send(struct qside *s, uint64_t id, enum rn_wr_opcode op,
-				    unsigned flags, struct rn_rq_sge *sge, int n)
+/* Posts op on s's send queue: sge[n], immediate data imm, RDMA target rkey / raddr. */
+static inline enum rn_status q_post(struct qside *s, uint64_t id, enum rn_wr_opcode op,
+				    unsigned flags, struct rn_rq_sge *sge, int n, uint32_t imm,
+				    uint32_t rkey, uint64_t raddr)
 {
 	struct rn_send_wr wr;
 	memset(&wr, 0, sizeof(wr));
@@ -310,23 +312,48 @@ static inline enum rn_status q_send(struct qside *s, uint64_t id, enum rn_wr_opc
 	wr.flags = flags;
 	wr.sg_list = sge;
 	wr.num_sge = n;
+	wr.imm_data = imm;
+	wr.wr.rdma.rkey = rkey;
+	wr.wr.rdma.remote_addr = raddr;
 	return rn_qp_post_send(s->qp, &wr, NULL, NULL);
+}
+
+static inline enum rn_status q_send(struct qside *s, uint64_t id, enum rn_wr_opcode op,
+				    unsigned flags, struct rn_rq_sge *sge, int n)
+{
+	return q_post(s, id, op, flags, sge, n, 0, 0, 0);
 }
 
 static inline enum rn_status q_rdma(struct qside *s, uint64_t id, enum rn_wr_opcode op,
 				    unsigned flags, struct rn_rq_sge *sge, int n, uint32_t rkey,
 				    uint64_t raddr)
 {
-	struct rn_send_wr wr;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.opcode = op;
-	wr.flags = flags;
-	wr.sg_list = sge;
-	wr.num_sge = n;
-	wr.wr.rdma.rkey = rkey;
-	wr.wr.rdma.remote_addr = raddr;
-	return rn_qp_post_send(s->qp, &wr, NULL, NULL);
+	return q_post(s, id, op, flags, sge, n, 0, rkey, raddr);
+}
+
+/* A new type-2 window bound with key `key` to [addr, addr + len) of mr (remote write) by a
+ * signaled Bind on b's send queue (WR id 50), which must succeed; returns the bound STag and,
+ * in *alloc when not NULL, the STag rn_mem_alloc_mw returned. */
+static inline rn_stag_t q_bind_mw2(struct qside *a, struct qside *b, struct qbuf *mr,
+				   uint64_t addr, uint64_t len, uint8_t key, rn_stag_t *alloc)
+{
+	rn_stag_t mw;
+	assert_int_equal(rn_mem_alloc_mw(b->d->mem, b->d->pd, RN_MW_TYPE2, &mw), RN_OK);
+	struct rn_send_wr w;
+	memset(&w, 0, sizeof(w));
+	w.wr_id = 50;
+	w.opcode = RN_WR_BIND_MW;
+	w.flags = RN_SEND_SIGNALED;
+	w.wr.bind.mw_stag = RN_STAG(RN_STAG_IDX(mw), key);
+	w.wr.bind.mr_stag = mr->stag;
+	w.wr.bind.addr = addr;
+	w.wr.bind.length = len;
+	w.wr.bind.access = RN_ACC_REMOTE_WRITE;
+	assert_int_equal(rn_qp_post_send(b->qp, &w, NULL, NULL), RN_OK);
+	q_expect(a, b, b->scq, 50, RN_WC_SUCCESS);
+	if (alloc)
+		*alloc = mw;
+	return w.wr.bind.mw_stag;
 }
 
 static inline enum rn_qp_state q_state(struct qside *s)

@@ -123,13 +123,13 @@ static void test_poll_runs_other_qps(void **state)
 
 	for (uint32_t i = 0; i < READS; i++) {
 		uint32_t off = (i % (BUFSZ / 8)) * 8;
-		long long end = tv_now_ms() + WAIT_MS;
+		long long end = t_now_ms() + WAIT_MS;
 		int n = 0;
 
 		memcpy(rsp->buf + off, "respond", 8);
 		rsp->buf[off + 7] = (char)i;
 		post_read(req, rsp, i, off);
-		while (tv_now_ms() < end) {
+		while (t_now_ms() < end) {
 			assert_int_equal(ibv_poll_cq(w->a.q[0].cq, 1, &wc), 0);
 			n = ibv_poll_cq(req->cq, 1, &wc);
 			if (n != 0)

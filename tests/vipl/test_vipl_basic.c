@@ -411,8 +411,6 @@ static void close_unblocks(void **state)
 int main(void)
 {
 	tv_env();
-	if (getenv("TV_FILTER") != NULL)
-		cmocka_set_test_filter(getenv("TV_FILTER"));
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t01_nic),
 		cmocka_unit_test(t02_ptag),

@@ -40,13 +40,6 @@ static VIP_CONN_HANDLE wait_req(struct tv *t, const char *disc, struct tv_addr *
 	return ch;
 }
 
-static VIP_VI_STATE state_of(VIP_VI_HANDLE vi)
-{
-	VIP_VI_STATE s;
-	assert_int_equal(VipQueryVi(vi, &s, NULL, NULL, NULL), VIP_SUCCESS);
-	return s;
-}
-
 static void t08_handshake(void **state)
 {
 	(void)state;
@@ -83,8 +76,8 @@ static void t08_handshake(void **state)
 	/* V7: the granted MTU is the minimum, on both sides */
 	assert_int_equal(c.ra.MaxTransferSize, 8192);
 	assert_int_equal(c.ra.EnableRdmaRead, VIP_FALSE);
-	assert_int_equal(state_of(a), VIP_STATE_CONNECTED);
-	assert_int_equal(state_of(b), VIP_STATE_CONNECTED);
+	assert_int_equal(tv_state(a), VIP_STATE_CONNECTED);
+	assert_int_equal(tv_state(b), VIP_STATE_CONNECTED);
 	VIP_VI_ATTRIBUTES qa;
 	assert_int_equal(VipQueryVi(a, NULL, &qa, NULL, NULL), VIP_SUCCESS);
 	assert_int_equal(qa.MaxTransferSize, 8192);
@@ -97,13 +90,13 @@ static void t08_handshake(void **state)
 	assert_int_equal(VipSetViAttributes(a, &ab), VIP_INVALID_STATE);
 	assert_int_equal(VipConnectAccept(ch, b), VIP_INVALID_PARAMETER); /* used up */
 	assert_int_equal(VipDisconnect(a), VIP_SUCCESS);
-	assert_int_equal(state_of(a), VIP_STATE_IDLE);
+	assert_int_equal(tv_state(a), VIP_STATE_IDLE);
 	assert_int_equal(VipDestroyVi(a), VIP_SUCCESS);
 	/* the peer sees the connection go (CONN_LOST: Error) */
 	uint64_t dl = tv_ms() + 3000;
-	while (state_of(b) != VIP_STATE_ERROR && tv_ms() < dl)
+	while (tv_state(b) != VIP_STATE_ERROR && tv_ms() < dl)
 		tv_nap();
-	assert_int_equal(state_of(b), VIP_STATE_ERROR);
+	assert_int_equal(tv_state(b), VIP_STATE_ERROR);
 	assert_int_equal(VipDisconnect(b), VIP_SUCCESS);
 	assert_int_equal(VipDestroyVi(b), VIP_SUCCESS);
 	tv_close(&t);
@@ -136,7 +129,7 @@ static void t09_reject(void **state)
 	assert_int_equal(VipConnectReject(ch), VIP_INVALID_PARAMETER);
 	pthread_join(th, NULL);
 	assert_int_equal(c.rc, VIP_REJECT);
-	assert_int_equal(state_of(a), VIP_STATE_IDLE);
+	assert_int_equal(tv_state(a), VIP_STATE_IDLE);
 	/* the same VI connects again, to another discriminator, accepted */
 	c.rd = "s9b";
 	pthread_create(&th, NULL, cli_main, &c);
@@ -173,13 +166,13 @@ static void t10_mismatch(void **state)
 	VIP_CONN_HANDLE ch = wait_req(&t, "s10", &ra, &rattr);
 	assert_int_equal(rattr.ReliabilityLevel, VIP_SERVICE_UNRELIABLE);
 	assert_int_equal(VipConnectAccept(ch, b), VIP_INVALID_RELIABILITY_LEVEL);
-	assert_int_equal(state_of(b), VIP_STATE_IDLE);
+	assert_int_equal(tv_state(b), VIP_STATE_IDLE);
 	VIP_VI_ATTRIBUTES na = { VIP_SERVICE_UNRELIABLE, 65536, NULL, t.ptag[1], VIP_TRUE, 0 };
 	assert_int_equal(VipSetViAttributes(b, &na), VIP_SUCCESS);
 	assert_int_equal(VipConnectAccept(ch, b), VIP_SUCCESS);
 	pthread_join(th, NULL);
 	assert_int_equal(c.rc, VIP_SUCCESS);
-	assert_int_equal(state_of(a), VIP_STATE_CONNECTED);
+	assert_int_equal(tv_state(a), VIP_STATE_CONNECTED);
 	VipDisconnect(a);
 	VipDisconnect(b);
 	tv_close(&t);
@@ -203,7 +196,7 @@ static void t11_timeouts(void **state)
 	VIP_RETURN rc = VipConnectRequest(a, &l.a, &r.a, 200, &rattr);
 	assert_true(rc == VIP_NO_MATCH || rc == VIP_TIMEOUT);
 	assert_true(tv_ms() - t0 < 1000); /* 200 ms + a slack for a loaded machine */
-	assert_int_equal(state_of(a), VIP_STATE_IDLE);
+	assert_int_equal(tv_state(a), VIP_STATE_IDLE);
 	/* a listener (ConnectWait elsewhere) but nobody for this discriminator: TIMEOUT */
 	struct tv_addr sl, ra;
 	VIP_CONN_HANDLE ch;
@@ -214,7 +207,7 @@ static void t11_timeouts(void **state)
 	uint64_t el = tv_ms() - t0;
 	assert_int_equal(rc, VIP_TIMEOUT);
 	assert_true(el >= 190 && el < 1000);
-	assert_int_equal(state_of(a), VIP_STATE_IDLE);
+	assert_int_equal(tv_state(a), VIP_STATE_IDLE);
 	/* bad addresses */
 	r.a.HostAddressLen = 4;
 	assert_int_equal(VipConnectRequest(a, &l.a, &r.a, 100, &rattr), VIP_INVALID_PARAMETER);
@@ -281,7 +274,7 @@ static void peer_connect(void **state)
 			assert_int_equal(p[i].rq, VIP_SUCCESS);
 			assert_int_equal(p[i].rw, VIP_SUCCESS);
 			assert_int_equal(p[i].ra.ReliabilityLevel, VIP_SERVICE_RELIABLE_DELIVERY);
-			assert_int_equal(state_of(p[i].vi), VIP_STATE_CONNECTED);
+			assert_int_equal(tv_state(p[i].vi), VIP_STATE_CONNECTED);
 		}
 		for (int i = 0; i < 2; i++)
 			assert_int_equal(VipPostSend(p[i].vi, sd[i], t.mh[side[i]]), VIP_SUCCESS);
@@ -307,7 +300,7 @@ static void peer_connect(void **state)
 	uint64_t t0 = tv_ms();
 	assert_int_equal(VipConnectPeerWait(q.vi, &ra), VIP_TIMEOUT);
 	assert_true(tv_ms() - t0 < 1000);
-	assert_int_equal(state_of(q.vi), VIP_STATE_IDLE);
+	assert_int_equal(tv_state(q.vi), VIP_STATE_IDLE);
 	assert_int_equal(VipDestroyVi(q.vi), VIP_SUCCESS);
 	tv_close(&t);
 }
@@ -315,8 +308,6 @@ static void peer_connect(void **state)
 int main(void)
 {
 	tv_env();
-	if (getenv("TV_FILTER") != NULL)
-		cmocka_set_test_filter(getenv("TV_FILTER"));
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t08_handshake),
 		cmocka_unit_test(t09_reject),

@@ -58,21 +58,14 @@ static VIP_DESCRIPTOR *send_wait(VIP_VI_HANDLE vi)
 	return d;
 }
 
-static VIP_VI_STATE state_of(VIP_VI_HANDLE vi)
-{
-	VIP_VI_STATE s;
-	assert_int_equal(VipQueryVi(vi, &s, NULL, NULL, NULL), VIP_SUCCESS);
-	return s;
-}
-
 static void wait_state(VIP_VI_HANDLE vi, VIP_VI_STATE want)
 {
 	uint64_t dl = tv_ms() + 3000;
-	while (state_of(vi) != want && tv_ms() < dl) {
+	while (tv_state(vi) != want && tv_ms() < dl) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
 	}
-	assert_int_equal(state_of(vi), want);
+	assert_int_equal(tv_state(vi), want);
 }
 
 /* T06 + the accepting side sends first + T12. */
@@ -279,7 +272,7 @@ static void recv_too_small(void **state)
 		if (level == 0) {
 			assert_ptr_equal(recv_wait(p.b), r2);
 			assert_true(r2->CS.Status & VIP_STATUS_ERROR_MASK);
-			assert_int_equal(state_of(p.b), VIP_STATE_ERROR);
+			assert_int_equal(tv_state(p.b), VIP_STATE_ERROR);
 			wait_state(p.a, VIP_STATE_ERROR);
 			send_wait(p.a);
 			/* later posts complete in error */
@@ -288,7 +281,7 @@ static void recv_too_small(void **state)
 			assert_ptr_equal(send_wait(p.a), s2);
 			assert_true(s2->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR);
 		} else {
-			assert_int_equal(state_of(p.b), VIP_STATE_CONNECTED);
+			assert_int_equal(tv_state(p.b), VIP_STATE_CONNECTED);
 			VIP_DESCRIPTOR *s2 = mk(&p.t, 0, 0, small, 1, b3);
 			memset(b3[0], 0x42, 100);
 			assert_int_equal(VipPostSend(p.a, s2, p.t.mh[0]), VIP_SUCCESS);
@@ -296,7 +289,7 @@ static void recv_too_small(void **state)
 			assert_int_equal(r2->CS.Status & VIP_STATUS_ERROR_MASK, 0);
 			assert_int_equal(r2->CS.Length, 100);
 			assert_memory_equal(b2[0], b3[0], 100);
-			assert_int_equal(state_of(p.a), VIP_STATE_CONNECTED);
+			assert_int_equal(tv_state(p.a), VIP_STATE_CONNECTED);
 		}
 		tv_close(&p.t);
 	}
@@ -342,7 +335,7 @@ static void rr_remote_errors(void **state)
 			assert_ptr_equal(send_wait(p.a), bad);
 			assert_true(bad->CS.Status & want);
 			assert_int_equal(ro[0], 0x11);
-			assert_int_equal(state_of(p.a), VIP_STATE_ERROR);
+			assert_int_equal(tv_state(p.a), VIP_STATE_ERROR);
 			tv_close(&p.t);
 			free(ro);
 			continue;
@@ -355,7 +348,7 @@ static void rr_remote_errors(void **state)
 		assert_ptr_equal(send_wait(p.a), after);
 		if (!(after->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR)) print_error("after 0x%x bad 0x%x\n", after->CS.Status, bad->CS.Status);
 		assert_true(after->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR);
-		assert_int_equal(state_of(p.a), VIP_STATE_ERROR);
+		assert_int_equal(tv_state(p.a), VIP_STATE_ERROR);
 		tv_close(&p.t);
 	}
 }
@@ -520,7 +513,7 @@ static void disconnect_reconnect(void **state)
 		VIP_DESCRIPTOR *br = mk(&p.t, 1, 0, l, 1, x);
 		assert_int_equal(VipPostRecv(p.b, br, p.t.mh[1]), VIP_SUCCESS);
 		assert_int_equal(VipDisconnect(p.a), VIP_SUCCESS);
-		assert_int_equal(state_of(p.a), VIP_STATE_IDLE);
+		assert_int_equal(tv_state(p.a), VIP_STATE_IDLE);
 		for (int i = 0; i < 3; i++) {
 			VIP_DESCRIPTOR *d;
 			assert_int_equal(VipRecvDone(p.a, &d), VIP_SUCCESS);
@@ -531,7 +524,7 @@ static void disconnect_reconnect(void **state)
 		assert_ptr_equal(recv_wait(p.b), br);
 		assert_true(br->CS.Status & VIP_STATUS_DESC_FLUSHED_ERROR);
 		assert_int_equal(VipDisconnect(p.b), VIP_SUCCESS);
-		assert_int_equal(state_of(p.b), VIP_STATE_IDLE);
+		assert_int_equal(tv_state(p.b), VIP_STATE_IDLE);
 		p.t.used[0] = p.t.used[1] = 0;
 	}
 	/* and data flows after the last reconnect */
@@ -725,8 +718,8 @@ static void unreliable_rdma_prot(void **state)
 	assert_int_equal(r->CS.Status & VIP_STATUS_ERROR_MASK, 0);
 	assert_int_equal(ro[0], 0x11);
 	assert_int_equal(ro[63], 0x11);
-	assert_int_equal(state_of(p.a), VIP_STATE_CONNECTED);
-	assert_int_equal(state_of(p.b), VIP_STATE_CONNECTED);
+	assert_int_equal(tv_state(p.a), VIP_STATE_CONNECTED);
+	assert_int_equal(tv_state(p.b), VIP_STATE_CONNECTED);
 	tv_close(&p.t);
 	free(ro);
 }
@@ -773,7 +766,7 @@ static void protection_at_access(void **state)
 	while (__atomic_load_n(&post_desc_errs, __ATOMIC_SEQ_CST) < 1 && tv_ms() < dl)
 		tv_nap();
 	assert_int_equal(post_desc_errs, 1);
-	assert_int_equal(state_of(p.a), VIP_STATE_CONNECTED); /* local errors keep the VI */
+	assert_int_equal(tv_state(p.a), VIP_STATE_CONNECTED); /* local errors keep the VI */
 	tv_close(&p.t);
 	free(buf);
 }
@@ -781,8 +774,6 @@ static void protection_at_access(void **state)
 int main(void)
 {
 	tv_env();
-	if (getenv("TV_FILTER") != NULL)
-		cmocka_set_test_filter(getenv("TV_FILTER"));
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t06_t12),
 		cmocka_unit_test(many_segments),

@@ -28,6 +28,15 @@ void tv_env(void)
 	char buf[64];
 	snprintf(buf, sizeof(buf), "127.0.0.1:%u", 10000u + (unsigned)(getpid() % 11000) * 2u);
 	setenv("SOFTRNIC_VIPL_ADDR", buf, 1);
+	if (getenv("TV_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("TV_FILTER"));
+}
+
+VIP_VI_STATE tv_state(VIP_VI_HANDLE vi)
+{
+	VIP_VI_STATE s;
+	assert_int_equal(VipQueryVi(vi, &s, NULL, NULL, NULL), VIP_SUCCESS);
+	return s;
 }
 
 void tv_open(struct tv *t)

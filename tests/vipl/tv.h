@@ -30,6 +30,7 @@ struct tv_addr {
 	uint8_t room[80];
 };
 
+/* SOFTRNIC_VIPL_ADDR for this process; TV_FILTER, when set, is cmocka's test filter. */
 void tv_env(void);
 void tv_open(struct tv *t);
 void tv_close(struct tv *t);
@@ -40,6 +41,7 @@ VIP_VI_HANDLE tv_vi(struct tv *t, int side, VIP_RELIABILITY_LEVEL rel, VIP_CQ_HA
 		    VIP_CQ_HANDLE rcq);
 /* Connect a (side 0, client) to b (side 1, server ConnectWait + Accept); both must succeed. */
 void tv_connect(struct tv *t, VIP_VI_HANDLE a, VIP_VI_HANDLE b, const char *da, const char *db);
+VIP_VI_STATE tv_state(VIP_VI_HANDLE vi); /* VipQueryVi must succeed */
 uint64_t tv_ms(void);
 void tv_nap(void); /* 1 ms, for bounded polling loops */
 

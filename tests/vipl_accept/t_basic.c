@@ -121,9 +121,7 @@ void t03_a(struct va_ctx *c)
 void t03_b(struct va_ctx *c)
 {
 	struct va_env e;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, VIP_SERVICE_RELIABLE_DELIVERY, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, VIP_SERVICE_RELIABLE_DELIVERY);
 	va_server_accept(&e, vi, "t03");
 	uint8_t *r = va_alloc(&e, 128);
 	VIP_DESCRIPTOR *d[2] = { va_desc1(&e, 0, r, 64), va_desc1(&e, 0, r + 64, 64) };
@@ -137,9 +135,7 @@ void t03_b(struct va_ctx *c)
 			"message %u sent under handle h%u: Length %u or data differ", i + 1, i + 1,
 			d[i]->CS.Length);
 	}
-	va_barrier(c, "received");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "received");
 }
 
 void t04_a(struct va_ctx *c)

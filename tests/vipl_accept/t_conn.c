@@ -14,9 +14,7 @@
 void t06_a(struct va_ctx *c)
 {
 	struct va_env e;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_barrier(c, "preposted");
 	va_client_connect(&e, vi, "t06");
 	uint8_t *buf = va_alloc(&e, 100);
@@ -24,9 +22,7 @@ void t06_a(struct va_ctx *c)
 	VIP_DESCRIPTOR *d = va_desc1(&e, VIP_CONTROL_OP_SENDRECV, buf, 100);
 	va_post_send(&e, vi, d);
 	va_expect_desc(&e, va_send_wait(&e, vi), d, VIP_STATUS_OP_SEND, "100-byte send");
-	va_barrier(c, "received");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "received");
 }
 
 void t06_b(struct va_ctx *c)
@@ -46,9 +42,7 @@ void t06_b(struct va_ctx *c)
 	VA_TRUE(c, d->CS.Length == 100, "receive Length %u, expected 100", d->CS.Length);
 	size_t bad;
 	VA_TRUE(c, va_check_fill(buf, 100, 6, &bad), "received data differs at byte %zu", bad);
-	va_barrier(c, "received");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "received");
 }
 
 /* ---- T07 -------------------------------------------------------------------------------- */
@@ -57,9 +51,7 @@ void t07_a(struct va_ctx *c)
 	struct va_env e;
 	VIP_DESCRIPTOR *got = NULL;
 	char b[128];
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_client_connect(&e, vi, "t07");
 	VA_RC(c, VipDestroyVi(vi), VIP_ERROR_RESOURCE);
 	/* an Idle VI with a posted receive */
@@ -86,22 +78,19 @@ void t07_a(struct va_ctx *c)
 	VA_RC(c, VipRecvDone(idle, &got), VIP_INVALID_PARAMETER);
 	VA_RC(c, VipDisconnect(idle), VIP_INVALID_PARAMETER);
 	VA_RC(c, VipDestroyVi(idle), VIP_INVALID_PARAMETER);
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
-void t07_b(struct va_ctx *c)
+/* B of T07 and T11: accepts one connection on disc and waits for A to finish. */
+static void accept_until_done(struct va_ctx *c, const char *disc)
 {
 	struct va_env e;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
-	va_server_accept(&e, vi, "t07");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
+	va_server_accept(&e, vi, disc);
+	va_close_vi(&e, vi, "done");
 }
+
+void t07_b(struct va_ctx *c) { accept_until_done(c, "t07"); }
 
 /* ---- T08 -------------------------------------------------------------------------------- */
 static void attrs_equal(struct va_ctx *c, const char *what, const VIP_VI_ATTRIBUTES *got,
@@ -137,16 +126,11 @@ void t08_a(struct va_ctx *c)
 	va_get(c, "b-attrs", &m, 20000);
 	theirs.EnableRdmaWrite = (VIP_BOOLEAN)m.v[0];
 	theirs.EnableRdmaRead = (VIP_BOOLEAN)m.v[1];
-	VIP_NET_ADDRESS *la = va_local_addr(&e, "t08"), *ra = va_peer_addr(&e, "t08");
 	memset(&got, 0x5a, sizeof got);
-	VA_OK(c, VipConnectRequest(vi, la, ra, VA_CONNECT_MS, &got));
+	VA_OK(c, va_request(&e, vi, "t08", "t08", VA_CONNECT_MS, &got));
 	attrs_equal(c, "client's RemoteViAttribs", &got, &theirs);
 	va_wait_state(&e, vi, VIP_STATE_CONNECTED, 1000);
-	va_barrier(c, "checked");
-	va_teardown(&e, vi);
-	free(la);
-	free(ra);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "checked");
 }
 
 void t08_b(struct va_ctx *c)
@@ -157,16 +141,16 @@ void t08_b(struct va_ctx *c)
 	theirs.EnableRdmaWrite = VIP_TRUE;
 	theirs.EnableRdmaRead = VIP_FALSE;
 	VIP_VI_HANDLE vi = va_vi_attr(&e, &mine, NULL, NULL);
-	VIP_NET_ADDRESS *la = va_local_addr(&e, "t08"), *ra = va_local_addr(&e, "");
+	VIP_NET_ADDRESS *ra = NULL;
 	VIP_CONN_HANDLE conn = NULL;
 	/* nothing pending: timeout 0 returns at once */
 	long long t0 = va_now_ms();
-	VA_RC(c, VipConnectWait(e.nic, la, 0, ra, &got, &conn), VIP_TIMEOUT);
+	VA_RC(c, va_wait_request(&e, "t08", 0, &got, &conn, NULL), VIP_TIMEOUT);
 	long long dt = va_now_ms() - t0;
 	VA_TRUE(c, dt < 100, "VipConnectWait(timeout 0) took %lld ms", dt);
 	va_put(c, "b-attrs", (uint64_t)mine.EnableRdmaWrite, (uint64_t)mine.EnableRdmaRead, 0, 0);
 	memset(&got, 0x5a, sizeof got);
-	VA_OK(c, VipConnectWait(e.nic, la, VA_CONNECT_MS, ra, &got, &conn));
+	VA_OK(c, va_wait_request(&e, "t08", VA_CONNECT_MS, &got, &conn, &ra));
 	attrs_equal(c, "server's RemoteViAttribs", &got, &theirs);
 	uint8_t ip_a[4];
 	inet_pton(AF_INET, c->ip_a, ip_a);
@@ -175,13 +159,10 @@ void t08_b(struct va_ctx *c)
 	VA_TRUE(c, ra->HostAddressLen == 6 && memcmp(h, ip_a, 4) == 0,
 		"RemoteAddr: HostAddressLen %u, IP %u.%u.%u.%u, expected 6 and %s",
 		ra->HostAddressLen, h[0], h[1], h[2], h[3], c->ip_a);
+	free(ra);
 	VA_OK(c, VipConnectAccept(conn, vi));
 	va_wait_state(&e, vi, VIP_STATE_CONNECTED, 1000);
-	va_barrier(c, "checked");
-	va_teardown(&e, vi);
-	free(la);
-	free(ra);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "checked");
 }
 
 /* ---- T09 -------------------------------------------------------------------------------- */
@@ -189,21 +170,14 @@ void t09_a(struct va_ctx *c)
 {
 	struct va_env e;
 	VIP_VI_ATTRIBUTES got;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
-	VIP_NET_ADDRESS *la = va_local_addr(&e, "t09"), *ra = va_peer_addr(&e, "t09");
-	VA_RC(c, VipConnectRequest(vi, la, ra, VA_CONNECT_MS, &got), VIP_REJECT);
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
+	VA_RC(c, va_request(&e, vi, "t09", "t09", VA_CONNECT_MS, &got), VIP_REJECT);
 	VIP_VI_STATE st = va_state(&e, vi);
 	VA_TRUE(c, st == VIP_STATE_IDLE, "after reject the VI is %s, expected IDLE",
 		va_state_name(st));
 	/* the same VI connects to another endpoint (discriminator t09-other) */
 	va_client_connect(&e, vi, "t09-other");
-	va_barrier(c, "connected");
-	va_teardown(&e, vi);
-	free(la);
-	free(ra);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "connected");
 }
 
 void t09_b(struct va_ctx *c)
@@ -211,18 +185,11 @@ void t09_b(struct va_ctx *c)
 	struct va_env e;
 	VIP_VI_ATTRIBUTES got;
 	VIP_CONN_HANDLE conn;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
-	VIP_NET_ADDRESS *la = va_local_addr(&e, "t09"), *ra = va_local_addr(&e, "");
-	VA_OK(c, VipConnectWait(e.nic, la, VA_CONNECT_MS, ra, &got, &conn));
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
+	VA_OK(c, va_wait_request(&e, "t09", VA_CONNECT_MS, &got, &conn, NULL));
 	VA_OK(c, VipConnectReject(conn));
 	va_server_accept(&e, vi, "t09-other");
-	va_barrier(c, "connected");
-	va_teardown(&e, vi);
-	free(la);
-	free(ra);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "connected");
 }
 
 /* ---- T10 -------------------------------------------------------------------------------- */
@@ -230,21 +197,14 @@ void t10_a(struct va_ctx *c)
 {
 	struct va_env e;
 	VIP_VI_ATTRIBUTES got;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, UR, NULL, NULL);
-	va_barrier(c, "open");
-	VIP_NET_ADDRESS *la = va_local_addr(&e, "t10"), *ra = va_peer_addr(&e, "t10");
-	VIP_RETURN rc = VipConnectRequest(vi, la, ra, VA_CONNECT_MS, &got);
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, UR);
+	VIP_RETURN rc = va_request(&e, vi, "t10", "t10", VA_CONNECT_MS, &got);
 	/* B checks that this has not returned before its second Accept */
 	va_put(c, "request-returned", (uint64_t)rc, 0, 0, 0);
 	VA_RC(c, rc, VIP_SUCCESS);
 	VA_TRUE(c, got.ReliabilityLevel == UR, "granted level 0x%x, expected UNRELIABLE",
 		got.ReliabilityLevel);
-	va_barrier(c, "connected");
-	va_teardown(&e, vi);
-	free(la);
-	free(ra);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "connected");
 }
 
 void t10_b(struct va_ctx *c)
@@ -253,11 +213,8 @@ void t10_b(struct va_ctx *c)
 	VIP_VI_ATTRIBUTES got;
 	VIP_CONN_HANDLE conn;
 	struct va_msg m;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
-	VIP_NET_ADDRESS *la = va_local_addr(&e, "t10"), *ra = va_local_addr(&e, "");
-	VA_OK(c, VipConnectWait(e.nic, la, VA_CONNECT_MS, ra, &got, &conn));
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
+	VA_OK(c, va_wait_request(&e, "t10", VA_CONNECT_MS, &got, &conn, NULL));
 	VA_TRUE(c, got.ReliabilityLevel == UR, "client level 0x%x, expected UNRELIABLE",
 		got.ReliabilityLevel);
 	VA_RC(c, VipConnectAccept(conn, vi), VIP_INVALID_RELIABILITY_LEVEL);
@@ -272,11 +229,7 @@ void t10_b(struct va_ctx *c)
 	va_get(c, "request-returned", &m, 20000);
 	VA_TRUE(c, m.v[0] == VIP_SUCCESS, "client VipConnectRequest returned %s",
 		va_rc_name((VIP_RETURN)m.v[0]));
-	va_barrier(c, "connected");
-	va_teardown(&e, vi);
-	free(la);
-	free(ra);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "connected");
 }
 
 /* ---- T11 -------------------------------------------------------------------------------- */
@@ -284,16 +237,13 @@ void t11_a(struct va_ctx *c)
 {
 	struct va_env e;
 	VIP_VI_ATTRIBUTES got;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
-	VIP_NET_ADDRESS *la = va_local_addr(&e, "t11"), *ra = va_peer_addr(&e, "t11-nobody");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	long long t0 = va_now_ms();
-	VA_RC(c, VipConnectRequest(vi, la, ra, 0, &got), VIP_TIMEOUT);
+	VA_RC(c, va_request(&e, vi, "t11", "t11-nobody", 0, &got), VIP_TIMEOUT);
 	long long dt = va_now_ms() - t0;
 	VA_TRUE(c, dt < 100, "VipConnectRequest(Timeout 0) took %lld ms", dt);
 	t0 = va_now_ms();
-	VIP_RETURN rc = VipConnectRequest(vi, la, ra, 200, &got);
+	VIP_RETURN rc = va_request(&e, vi, "t11", "t11-nobody", 200, &got);
 	dt = va_now_ms() - t0;
 	va_note(c, "no listener, 200 ms: %s after %lld ms", va_rc_name(rc), dt);
 	VA_TRUE(c, rc == VIP_TIMEOUT || rc == VIP_NO_MATCH,
@@ -304,29 +254,13 @@ void t11_a(struct va_ctx *c)
 	VA_TRUE(c, st == VIP_STATE_IDLE, "after the failed connect the VI is %s, expected IDLE",
 		va_state_name(st));
 	va_client_connect(&e, vi, "t11");
-	VIP_NET_ADDRESS *ra2 = va_peer_addr(&e, "t11");
-	rc = VipConnectRequest(vi, la, ra2, 1000, &got);
+	rc = va_request(&e, vi, "t11", "t11", 1000, &got);
 	VA_TRUE(c, rc != VIP_SUCCESS, "VipConnectRequest on a Connected VI returned VIP_SUCCESS");
 	va_note(c, "VipConnectRequest on a Connected VI: %s", va_rc_name(rc));
 	st = va_state(&e, vi);
 	VA_TRUE(c, st == VIP_STATE_CONNECTED, "the refused request left the VI %s",
 		va_state_name(st));
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	free(la);
-	free(ra);
-	free(ra2);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
-void t11_b(struct va_ctx *c)
-{
-	struct va_env e;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
-	va_server_accept(&e, vi, "t11");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
-}
+void t11_b(struct va_ctx *c) { accept_until_done(c, "t11"); }

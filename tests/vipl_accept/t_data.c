@@ -16,9 +16,7 @@ static bool has_error(uint32_t st)
 void t12_a(struct va_ctx *c)
 {
 	struct va_env e;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_client_connect(&e, vi, "t12");
 	uint8_t *src = va_alloc(&e, 100);
 	va_fill(src, 100, 12);
@@ -42,18 +40,14 @@ void t12_a(struct va_ctx *c)
 	va_post_send(&e, vi, z);
 	va_expect_desc(&e, va_send_wait(&e, vi), d, VIP_STATUS_OP_SEND, "3-segment send");
 	va_expect_desc(&e, va_send_wait(&e, vi), z, VIP_STATUS_OP_SEND, "0-segment send");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t12_b(struct va_ctx *c)
 {
 	struct va_env e;
 	char b[128];
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_server_accept(&e, vi, "t12");
 	VIP_DESCRIPTOR *d = va_desc(&e, 4);
 	uint8_t *r[4];
@@ -86,9 +80,7 @@ void t12_b(struct va_ctx *c)
 			   z->CS.ImmediateData == 0x12345678,
 		"0-segment send: Length %u status %s imm 0x%08x; expected 0, IMMEDIATE, 0x12345678",
 		z->CS.Length, va_status_str(st, b, sizeof b), z->CS.ImmediateData);
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 /* ---- T13 -------------------------------------------------------------------------------- */
@@ -170,9 +162,7 @@ void t13_b(struct va_ctx *c)
 	VA_TRUE(c, d->CS.Length == 32 && va_check_fill(buf, 32, 13, &bad),
 		"first receive: Length %u (expected 32) or data differs: an erroneous descriptor "
 		"reached the wire", d->CS.Length);
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 /* ---- T14 / T15: 200 B into a 100 B receive ---------------------------------------------- */
@@ -204,9 +194,7 @@ static void small_recv_a(struct va_ctx *c, VIP_RELIABILITY_LEVEL rel, const char
 	if (rel == UR) {
 		va_post_send(&e, vi, ok);
 		va_expect_desc(&e, va_send_wait(&e, vi), ok, VIP_STATUS_OP_SEND, "50-byte send");
-		va_barrier(c, "done");
-		va_teardown(&e, vi);
-		va_env_close(&e);
+		va_close_vi(&e, vi, "done");
 		return;
 	}
 	va_barrier(c, "b-error");
@@ -223,18 +211,14 @@ static void small_recv_a(struct va_ctx *c, VIP_RELIABILITY_LEVEL rel, const char
 	va_wait_state(&e, vi, VIP_STATE_ERROR, VA_WAIT_MS);
 	va_note(c, "async errors seen: %d; next send %s", t14_async_errors,
 		va_status_str(ok->CS.Status, b, sizeof b));
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 static void small_recv_b(struct va_ctx *c, VIP_RELIABILITY_LEVEL rel, const char *disc)
 {
 	struct va_env e;
 	char b[128];
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, rel, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, rel);
 	va_server_accept(&e, vi, disc);
 	uint8_t *r0 = va_alloc(&e, 100), *r1 = va_alloc(&e, 100), *r2 = va_alloc(&e, 100);
 	VIP_DESCRIPTOR *d0 = va_desc1(&e, 0, r0, 100), *d1 = va_desc1(&e, 0, r1, 100),
@@ -258,9 +242,7 @@ static void small_recv_b(struct va_ctx *c, VIP_RELIABILITY_LEVEL rel, const char
 		size_t bad;
 		VA_TRUE(c, d1->CS.Length == 50 && va_check_fill(r1, 50, 14, &bad),
 			"next receive: Length %u (expected 50) or data differs", d1->CS.Length);
-		va_barrier(c, "done");
-		va_teardown(&e, vi);
-		va_env_close(&e);
+		va_close_vi(&e, vi, "done");
 		return;
 	}
 	va_wait_state(&e, vi, VIP_STATE_ERROR, VA_WAIT_MS);
@@ -281,9 +263,7 @@ static void small_recv_b(struct va_ctx *c, VIP_RELIABILITY_LEVEL rel, const char
 	VA_TRUE(c, got == s && has_error(s->CS.Status), "send posted in Error: status %s",
 		va_status_str(s->CS.Status, b, sizeof b));
 	va_barrier(c, "b-error");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t14_a(struct va_ctx *c) { small_recv_a(c, RD, "t14"); }

@@ -62,9 +62,7 @@ void t25_a(struct va_ctx *c)
 	VIP_DESCRIPTOR *n = va_desc1(&e, 0, buf, 32);
 	va_post_send(&e, vi, n);
 	va_expect_desc(&e, va_send_wait(&e, vi), n, VIP_STATUS_OP_SEND, "send after reconnect");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 static int t25_async;
@@ -133,27 +131,10 @@ void t25_b(struct va_ctx *c)
 			   va_check_fill(r[0]->DS[0].Local.Data.Address, 32, 251, &bad),
 		"first receive after reconnect: Length %u / data not the new message (old data?)",
 		r[0]->CS.Length);
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 /* ---- T26 -------------------------------------------------------------------------------- */
-static struct {
-	int n;
-	VIP_PVOID ctx;
-	VIP_ERROR_DESCRIPTOR ed;
-} t26;
-
-static void t26_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
-{
-	if (__atomic_load_n(&t26.n, __ATOMIC_SEQ_CST) == 0) {
-		t26.ctx = ctx;
-		t26.ed = *ed;
-	}
-	__atomic_add_fetch(&t26.n, 1, __ATOMIC_SEQ_CST);
-}
-
 /* The peer has gone: one send to make sure we notice, then the VI must reach Error. */
 static void provoke(struct va_env *e, VIP_VI_HANDLE vi, VIP_DESCRIPTOR *s)
 {
@@ -167,7 +148,7 @@ void t26_a(struct va_ctx *c)
 	struct va_env e;
 	static int tag;
 	va_env_open(c, &e, 65536);
-	VA_OK(c, VipErrorCallback(e.nic, &tag, t26_handler));
+	VA_OK(c, VipErrorCallback(e.nic, &tag, va_async_handler));
 	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
 	va_barrier(c, "open");
 	va_client_connect(&e, vi, "t26");
@@ -175,21 +156,24 @@ void t26_a(struct va_ctx *c)
 	VIP_DESCRIPTOR *s = va_desc1(&e, 0, va_alloc(&e, 16), 16);
 	provoke(&e, vi, s);
 	long long end = va_now_ms() + VA_WAIT_MS;
-	while (!__atomic_load_n(&t26.n, __ATOMIC_SEQ_CST) && va_now_ms() < end)
+	while (!__atomic_load_n(&va_async.n, __ATOMIC_SEQ_CST) && va_now_ms() < end)
 		va_sleep_ms(5);
-	VA_TRUE(c, t26.n > 0, "no async error reached the handler after the connection was lost");
-	VA_TRUE(c, t26.ctx == &tag && t26.ed.NicHandle == e.nic &&
-			   t26.ed.ResourceCode == VIP_RESOURCE_VI && t26.ed.ViHandle == vi &&
-			   (unsigned)t26.ed.ErrorCode <= VIP_ERROR_CATASTROPHIC,
+	VA_TRUE(c, va_async.n > 0,
+		"no async error reached the handler after the connection was lost");
+	VA_TRUE(c, va_async.ctx == &tag && va_async.ed.NicHandle == e.nic &&
+			   va_async.ed.ResourceCode == VIP_RESOURCE_VI &&
+			   va_async.ed.ViHandle == vi &&
+			   (unsigned)va_async.ed.ErrorCode <= VIP_ERROR_CATASTROPHIC,
 		"error descriptor: ctx %p nic %p resource %d error %d vi %p; expected %p %p "
-		"VI(1) a VIP_ERROR_CODE %p", t26.ctx, t26.ed.NicHandle, (int)t26.ed.ResourceCode,
-		(int)t26.ed.ErrorCode, t26.ed.ViHandle, (void *)&tag, e.nic, vi);
+		"VI(1) a VIP_ERROR_CODE %p", va_async.ctx, va_async.ed.NicHandle,
+		(int)va_async.ed.ResourceCode, (int)va_async.ed.ErrorCode, va_async.ed.ViHandle,
+		(void *)&tag, e.nic, vi);
 	/* which error depends on the race between the peer's close and our send: CONN_LOST,
 	 * or the peer's Terminate (e.g. RECVQ_EMPTY) if our send got there first */
-	va_note(c, "async error code %d", (int)t26.ed.ErrorCode);
+	va_note(c, "async error code %d", (int)va_async.ed.ErrorCode);
 	/* NULL restores the default handler: ours is no longer called */
 	VA_OK(c, VipErrorCallback(e.nic, &tag, NULL));
-	int before = __atomic_load_n(&t26.n, __ATOMIC_SEQ_CST);
+	int before = __atomic_load_n(&va_async.n, __ATOMIC_SEQ_CST);
 	VA_OK(c, VipDisconnect(vi));
 	VIP_DESCRIPTOR *got;
 	while (VipSendDone(vi, &got) == VIP_SUCCESS)
@@ -199,21 +183,17 @@ void t26_a(struct va_ctx *c)
 	va_barrier(c, "b-gone-2");
 	provoke(&e, vi, s);
 	va_sleep_ms(500);
-	int after = __atomic_load_n(&t26.n, __ATOMIC_SEQ_CST);
+	int after = __atomic_load_n(&va_async.n, __ATOMIC_SEQ_CST);
 	VA_TRUE(c, after == before, "the handler ran %d more time(s) after it was unregistered",
 		after - before);
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t26_b(struct va_ctx *c)
 {
 	struct va_env e;
 	VIP_DESCRIPTOR *got;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_server_accept(&e, vi, "t26");
 	VA_OK(c, VipDisconnect(vi));
 	while (VipRecvDone(vi, &got) == VIP_SUCCESS)

@@ -287,7 +287,5 @@ void neg_b(struct va_ctx *c)
 	VA_TRUE(c, d->CS.Length == 32 && va_check_fill(buf, 32, 99, &bad),
 		"first receive: Length %u or data differ: a malformed descriptor reached the wire",
 		d->CS.Length);
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }

@@ -13,9 +13,7 @@ void t18_a(struct va_ctx *c)
 {
 	struct va_env e;
 	struct va_msg m;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_client_connect(&e, vi, "t18");
 	va_get(c, "target", &m, 20000);
 	uint8_t *src = va_alloc(&e, 1024);
@@ -32,9 +30,7 @@ void t18_a(struct va_ctx *c)
 	va_post_send(&e, vi, wi);
 	va_expect_desc(&e, va_send_wait(&e, vi), wi, VIP_STATUS_OP_RDMA_WRITE,
 		       "RDMA Write with immediate");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t18_b(struct va_ctx *c)
@@ -42,9 +38,7 @@ void t18_b(struct va_ctx *c)
 	struct va_env e;
 	char b[128];
 	VIP_DESCRIPTOR *got = NULL;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_server_accept(&e, vi, "t18");
 	uint8_t *t = va_alloc(&e, 4096), *rb = va_alloc(&e, 64);
 	VIP_DESCRIPTOR *r = va_desc1(&e, 0, rb, 64);
@@ -74,28 +68,10 @@ void t18_b(struct va_ctx *c)
 		"receive consumed by the write: status %s imm 0x%08x; expected REMOTE_RDMA_WRITE, "
 		"IMMEDIATE, 0xCAFEF00D", va_status_str(st, b, sizeof b), r->CS.ImmediateData);
 	va_note(c, "receive of the RDMA Write with immediate: Length %u", r->CS.Length);
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 /* ---- T19 -------------------------------------------------------------------------------- */
-/* The async error seen by a process: the first one that names a VI. */
-static struct {
-	int n;
-	VIP_PVOID ctx;
-	VIP_ERROR_DESCRIPTOR ed;
-} t19_err;
-
-static void t19_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
-{
-	if (__atomic_load_n(&t19_err.n, __ATOMIC_SEQ_CST) == 0) {
-		t19_err.ctx = ctx;
-		t19_err.ed = *ed;
-	}
-	__atomic_add_fetch(&t19_err.n, 1, __ATOMIC_SEQ_CST);
-}
-
 static const char *const t19_case[3] = { "region without EnableRdmaWrite",
 					 "target VI without EnableRdmaWrite",
 					 "region Ptag != target VI Ptag" };
@@ -105,21 +81,21 @@ static void t19_expect_error(struct va_env *e, VIP_VI_HANDLE vi, int k)
 {
 	va_wait_state(e, vi, VIP_STATE_ERROR, VA_WAIT_MS);
 	long long end = va_now_ms() + 2000;
-	while (!__atomic_load_n(&t19_err.n, __ATOMIC_SEQ_CST) && va_now_ms() < end)
+	while (!__atomic_load_n(&va_async.n, __ATOMIC_SEQ_CST) && va_now_ms() < end)
 		va_sleep_ms(5);
-	int got = __atomic_load_n(&t19_err.n, __ATOMIC_SEQ_CST);
-	bool ok = got && (t19_err.ed.ErrorCode == VIP_ERROR_RDMAW_PROT ||
-			  t19_err.ed.ErrorCode == VIP_ERROR_CONN_LOST) &&
-		  t19_err.ed.ViHandle == vi && t19_err.ed.NicHandle == e->nic;
+	int got = __atomic_load_n(&va_async.n, __ATOMIC_SEQ_CST);
+	bool ok = got && (va_async.ed.ErrorCode == VIP_ERROR_RDMAW_PROT ||
+			  va_async.ed.ErrorCode == VIP_ERROR_CONN_LOST) &&
+		  va_async.ed.ViHandle == vi && va_async.ed.NicHandle == e->nic;
 	va_note(e->ctx, "case %d (%s): %d async error(s), first code %d VI %s", k, t19_case[k],
-		got, got ? (int)t19_err.ed.ErrorCode : -1,
-		got ? (t19_err.ed.ViHandle == vi ? "ours" : "other") : "-");
+		got, got ? (int)va_async.ed.ErrorCode : -1,
+		got ? (va_async.ed.ViHandle == vi ? "ours" : "other") : "-");
 	va_put(e->ctx, "async", ok, 0, 0, 0);
 	struct va_msg m;
 	va_get(e->ctx, "async", &m, 20000);
 	VA_TRUE(e->ctx, ok || m.v[0], "case %d (%s): neither side got an async RDMAW_PROT / "
 		"CONN_LOST error naming its VI", k, t19_case[k]);
-	memset(&t19_err, 0, sizeof t19_err);
+	memset(&va_async, 0, sizeof va_async);
 }
 
 void t19_a(struct va_ctx *c)
@@ -128,7 +104,7 @@ void t19_a(struct va_ctx *c)
 	struct va_msg m;
 	char disc[16];
 	va_env_open(c, &e, 65536);
-	VA_OK(c, VipErrorCallback(e.nic, &t19_err, t19_handler));
+	VA_OK(c, VipErrorCallback(e.nic, &va_async, va_async_handler));
 	uint8_t *src = va_alloc(&e, 256);
 	memset(src, 0x11, 256);
 	for (int k = 0; k < 3; k++) {
@@ -153,7 +129,7 @@ void t19_b(struct va_ctx *c)
 	struct va_env e;
 	char disc[16];
 	va_env_open(c, &e, 65536);
-	VA_OK(c, VipErrorCallback(e.nic, &t19_err, t19_handler));
+	VA_OK(c, VipErrorCallback(e.nic, &va_async, va_async_handler));
 	static uint8_t t[4096] __attribute__((aligned(4096)));
 	VIP_PROTECTION_HANDLE other;
 	VA_OK(c, VipCreatePtag(e.nic, &other));
@@ -259,9 +235,7 @@ void t20_a(struct va_ctx *c)
 	VA_TRUE(c, got == rp && (rp->CS.Status & VIP_STATUS_RDMA_PROT_ERROR),
 		"Read of a region without EnableRdmaRead: status %s, expected RDMA_PROT_ERROR",
 		va_status_str(rp->CS.Status, b, sizeof b));
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t20_b(struct va_ctx *c)
@@ -308,9 +282,7 @@ void t21_a(struct va_ctx *c)
 {
 	struct va_env e;
 	struct va_msg m;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_client_connect(&e, vi, "t21");
 	va_get(c, "target", &m, 20000);
 	uint8_t *buf = va_alloc(&e, 64);
@@ -329,9 +301,7 @@ void t21_a(struct va_ctx *c)
 	va_barrier(c, "ordered");
 	if (!(e.attr.RDMAReadSupport & RD)) {
 		va_note(c, "RDMA Read not supported: fence part not applicable");
-		va_barrier(c, "done");
-		va_teardown(&e, vi);
-		va_env_close(&e);
+		va_close_vi(&e, vi, "done");
 		return;
 	}
 	/* [Read R of X, Send S with QFENCE]; the peer overwrites X when S arrives */
@@ -354,17 +324,13 @@ void t21_a(struct va_ctx *c)
 			(char *)rbuf, want);
 		va_barrier(c, "x-checked");
 	}
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t21_b(struct va_ctx *c)
 {
 	struct va_env e;
-	va_env_open(c, &e, 65536);
-	VIP_VI_HANDLE vi = va_vi(&e, RD, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = va_open_vi(c, &e, RD);
 	va_server_accept(&e, vi, "t21");
 	uint8_t *t = va_alloc(&e, 64), *x = va_alloc(&e, 64), *rb = va_alloc(&e, 2 * 64);
 	VIP_DESCRIPTOR *d0 = va_desc1(&e, 0, rb, 64), *d1 = va_desc1(&e, 0, rb + 64, 64);
@@ -389,7 +355,5 @@ void t21_b(struct va_ctx *c)
 			va_barrier(c, "x-checked");
 		}
 	}
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }

@@ -56,9 +56,7 @@ void t27_a(struct va_ctx *c)
 		VA_OK(c, VipSendWait(vi, VA_WAIT_MS, &got));
 		VA_TRUE(c, !(got->CS.Status & VIP_STATUS_ERROR_MASK), "final send failed");
 	}
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t27_b(struct va_ctx *c)

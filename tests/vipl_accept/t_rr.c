@@ -16,14 +16,21 @@ static void need_rr(struct va_env *e)
 }
 
 /* ---- T16 -------------------------------------------------------------------------------- */
+/* The start of both T16 roles: va_open_vi's, on a NIC that must offer Reliable Reception. */
+static VIP_VI_HANDLE rr_open(struct va_ctx *c, struct va_env *e)
+{
+	va_env_open(c, e, 65536);
+	need_rr(e);
+	VIP_VI_HANDLE vi = va_vi(e, RR, NULL, NULL);
+	va_barrier(c, "open");
+	return vi;
+}
+
 void t16_a(struct va_ctx *c)
 {
 	struct va_env e;
 	char b[128];
-	va_env_open(c, &e, 65536);
-	need_rr(&e);
-	VIP_VI_HANDLE vi = va_vi(&e, RR, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = rr_open(c, &e);
 	va_client_connect(&e, vi, "t16");
 	va_barrier(c, "connected");
 	uint8_t *buf = va_alloc(&e, 64);
@@ -45,19 +52,14 @@ void t16_a(struct va_ctx *c)
 	}
 	va_wait_state(&e, vi, VIP_STATE_ERROR, VA_WAIT_MS);
 	va_barrier(c, "sender-checked");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t16_b(struct va_ctx *c)
 {
 	struct va_env e;
 	char b[128];
-	va_env_open(c, &e, 65536);
-	need_rr(&e);
-	VIP_VI_HANDLE vi = va_vi(&e, RR, NULL, NULL);
-	va_barrier(c, "open");
+	VIP_VI_HANDLE vi = rr_open(c, &e);
 	va_server_accept(&e, vi, "t16");
 	va_barrier(c, "connected");
 	va_barrier(c, "sender-checked");
@@ -78,9 +80,7 @@ void t16_b(struct va_ctx *c)
 			"%u): a flushed send was delivered",
 			va_status_str(got->CS.Status, b, sizeof b), got->CS.Length);
 	}
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 /* ---- T17 -------------------------------------------------------------------------------- */
@@ -121,9 +121,7 @@ void t17_a(struct va_ctx *c)
 		"RDMA Write to a write-protected region: status %s, expected DONE|RDMA_PROT",
 		va_status_str(w->CS.Status, b, sizeof b));
 	va_barrier(c, "written");
-	va_barrier(c, "done");
-	va_teardown(&e, vi);
-	va_env_close(&e);
+	va_close_vi(&e, vi, "done");
 }
 
 void t17_b(struct va_ctx *c)

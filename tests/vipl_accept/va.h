@@ -82,6 +82,16 @@ void va_sleep_ms(unsigned ms);
 			va_fail((ctx), __LINE__, __VA_ARGS__);                               \
 	} while (0)
 
+/* The first async error the process's va_async_handler saw, and how many it saw in all
+ * (VipErrorCallback(nic, ctx, va_async_handler); zero it to start counting again). */
+struct va_async {
+	int n;
+	VIP_PVOID ctx;
+	VIP_ERROR_DESCRIPTOR ed;
+};
+extern struct va_async va_async;
+void va_async_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed);
+
 /* ---- control channel (va_ctl.c) -------------------------------------------------------- */
 void va_put(struct va_ctx *ctx, const char *tag, uint64_t v0, uint64_t v1, uint64_t v2,
 	    uint64_t v3);
@@ -106,6 +116,10 @@ VIP_VI_HANDLE va_vi_attr(struct va_env *e, const VIP_VI_ATTRIBUTES *a, VIP_CQ_HA
 			 VIP_CQ_HANDLE rcq);
 VIP_NET_ADDRESS *va_local_addr(struct va_env *e, const char *disc);
 VIP_NET_ADDRESS *va_peer_addr(struct va_env *e, const char *disc);
+VIP_RETURN va_wait_request(struct va_env *e, const char *disc, VIP_ULONG ms,
+			   VIP_VI_ATTRIBUTES *rattr, VIP_CONN_HANDLE *conn, VIP_NET_ADDRESS **remote);
+VIP_RETURN va_request(struct va_env *e, VIP_VI_HANDLE vi, const char *ldisc, const char *rdisc,
+		      VIP_ULONG ms, VIP_VI_ATTRIBUTES *rattr);
 void va_server_accept(struct va_env *e, VIP_VI_HANDLE vi, const char *disc);
 void va_client_connect(struct va_env *e, VIP_VI_HANDLE vi, const char *disc);
 VIP_VI_STATE va_state(struct va_env *e, VIP_VI_HANDLE vi);
@@ -117,6 +131,8 @@ void va_expect_desc(struct va_env *e, VIP_DESCRIPTOR *got, VIP_DESCRIPTOR *want,
 void va_fill(void *buf, size_t len, unsigned seed);
 bool va_check_fill(const void *buf, size_t len, unsigned seed, size_t *bad);
 void va_teardown(struct va_env *e, VIP_VI_HANDLE vi);
+VIP_VI_HANDLE va_open_vi(struct va_ctx *ctx, struct va_env *e, VIP_RELIABILITY_LEVEL rel);
+void va_close_vi(struct va_env *e, VIP_VI_HANDLE vi, const char *tag);
 uint32_t va_status_spin(struct va_env *e, VIP_DESCRIPTOR *d, unsigned ms);
 void va_post_send(struct va_env *e, VIP_VI_HANDLE vi, VIP_DESCRIPTOR *d);
 void va_post_recv(struct va_env *e, VIP_VI_HANDLE vi, VIP_DESCRIPTOR *d);

@@ -1,4 +1,5 @@
-/* va_check: failure reports that say what differed, names of codes and status bits, clocks. */
+/* va_check: failure reports that say what differed, names of codes and status bits, clocks,
+ * the record of async errors. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,4 +84,15 @@ void va_sleep_ms(unsigned ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) != 0)
 		;
+}
+
+struct va_async va_async;
+
+void va_async_handler(VIP_PVOID ctx, VIP_ERROR_DESCRIPTOR *ed)
+{
+	if (__atomic_load_n(&va_async.n, __ATOMIC_SEQ_CST) == 0) {
+		va_async.ctx = ctx;
+		va_async.ed = *ed;
+	}
+	__atomic_add_fetch(&va_async.n, 1, __ATOMIC_SEQ_CST);
 }

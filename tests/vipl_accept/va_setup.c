@@ -152,24 +152,44 @@ VIP_NET_ADDRESS *va_peer_addr(struct va_env *e, const char *disc)
 	return make_addr(e, host, disc);
 }
 
-void va_server_accept(struct va_env *e, VIP_VI_HANDLE vi, const char *disc)
+/* VipConnectWait on our address with discriminator disc. *remote (when not NULL) gets the
+ * requester's address, which the caller frees. */
+VIP_RETURN va_wait_request(struct va_env *e, const char *disc, VIP_ULONG ms,
+			   VIP_VI_ATTRIBUTES *rattr, VIP_CONN_HANDLE *conn, VIP_NET_ADDRESS **remote)
 {
 	VIP_NET_ADDRESS *la = va_local_addr(e, disc), *ra = va_local_addr(e, "");
-	VIP_VI_ATTRIBUTES rattr;
-	VIP_CONN_HANDLE conn = NULL;
-	VA_OK(e->ctx, VipConnectWait(e->nic, la, VA_CONNECT_MS, ra, &rattr, &conn));
-	VA_OK(e->ctx, VipConnectAccept(conn, vi));
+	VIP_RETURN rc = VipConnectWait(e->nic, la, ms, ra, rattr, conn);
+	free(la);
+	if (remote)
+		*remote = ra;
+	else
+		free(ra);
+	return rc;
+}
+
+/* VipConnectRequest from our address (discriminator ldisc) to the peer's (rdisc). */
+VIP_RETURN va_request(struct va_env *e, VIP_VI_HANDLE vi, const char *ldisc, const char *rdisc,
+		      VIP_ULONG ms, VIP_VI_ATTRIBUTES *rattr)
+{
+	VIP_NET_ADDRESS *la = va_local_addr(e, ldisc), *ra = va_peer_addr(e, rdisc);
+	VIP_RETURN rc = VipConnectRequest(vi, la, ra, ms, rattr);
 	free(la);
 	free(ra);
+	return rc;
+}
+
+void va_server_accept(struct va_env *e, VIP_VI_HANDLE vi, const char *disc)
+{
+	VIP_VI_ATTRIBUTES rattr;
+	VIP_CONN_HANDLE conn = NULL;
+	VA_OK(e->ctx, va_wait_request(e, disc, VA_CONNECT_MS, &rattr, &conn, NULL));
+	VA_OK(e->ctx, VipConnectAccept(conn, vi));
 }
 
 void va_client_connect(struct va_env *e, VIP_VI_HANDLE vi, const char *disc)
 {
-	VIP_NET_ADDRESS *la = va_local_addr(e, disc), *ra = va_peer_addr(e, disc);
 	VIP_VI_ATTRIBUTES rattr;
-	VA_OK(e->ctx, VipConnectRequest(vi, la, ra, VA_CONNECT_MS, &rattr));
-	free(la);
-	free(ra);
+	VA_OK(e->ctx, va_request(e, vi, disc, disc, VA_CONNECT_MS, &rattr));
 }
 
 VIP_VI_STATE va_state(struct va_env *e, VIP_VI_HANDLE vi)
@@ -263,6 +283,24 @@ void va_teardown(struct va_env *e, VIP_VI_HANDLE vi)
 		va_sleep_ms(2);
 	}
 	VA_OK(e->ctx, VipDestroyVi(vi));
+}
+
+/* The start most roles share: the environment (64 KiB arena), one VI of level rel without
+ * CQs, and the "open" barrier. */
+VIP_VI_HANDLE va_open_vi(struct va_ctx *ctx, struct va_env *e, VIP_RELIABILITY_LEVEL rel)
+{
+	va_env_open(ctx, e, 65536);
+	VIP_VI_HANDLE vi = va_vi(e, rel, NULL, NULL);
+	va_barrier(ctx, "open");
+	return vi;
+}
+
+/* The end most roles share: the barrier tag, then vi torn down and the environment closed. */
+void va_close_vi(struct va_env *e, VIP_VI_HANDLE vi, const char *tag)
+{
+	va_barrier(e->ctx, tag);
+	va_teardown(e, vi);
+	va_env_close(e);
 }
 
 /* Spins on the descriptor's Status word (VIA §6.4.2: a consumer may poll memory) until Done. */

@@ -16,14 +16,8 @@ IMPAIR=$4
 [ -x "$E" ] && [ -x "$K" ] && [ -x "$IMPAIR" ] ||
 	fail "usage: $0 CASE softrnic-tcp ktcp_peer impair"
 
-skip() {
-	echo "$TEST_NAME: SKIP: $*"
-	exit 77
-}
 [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, af_packet)"
-ls /usr/lib/*/dpdk/pmds-*/librte_net_af_packet.so* >/dev/null 2>&1 ||
-	ls /usr/local/lib*/dpdk/pmds-*/librte_net_af_packet.so* >/dev/null 2>&1 ||
-	skip "DPDK's af_packet PMD is not installed (scripts/deps.sh)"
+have_dpdk_pmd af_packet || skip "DPDK's af_packet PMD is not installed (scripts/deps.sh)"
 need_cmd ip iproute2
 need_cmd tc iproute2
 need_cmd ethtool ethtool

@@ -9,13 +9,7 @@ TEST_NAME=tcp_memif_$1
 CASE=$1
 E=$2
 [ -x "$E" ] || fail "usage: $0 CASE softrnic-tcp"
-skip() {
-	echo "$TEST_NAME: SKIP: $*"
-	exit 77
-}
-ls /usr/lib/*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 ||
-	ls /usr/local/lib*/dpdk/pmds-*/librte_net_memif.so* >/dev/null 2>&1 ||
-	skip "DPDK's memif PMD is not installed (scripts/deps.sh)"
+have_dpdk_pmd memif || skip "DPDK's memif PMD is not installed (scripts/deps.sh)"
 need_cmd taskset util-linux
 need_cmd timeout coreutils
 NCPU=$(nproc)
