@@ -63,6 +63,14 @@ if run_build build plain; then
   count_meson_results build plain testlog meson test
 fi
 
+# The README's first command, as a new user runs it: the plain build above serves it.
+echo "== the demo (./scripts/demo.sh)"
+if ./scripts/demo.sh >build/demo.log 2>&1; then
+  passed=$((passed + 1)); tail -1 build/demo.log
+else
+  failed=$((failed + 1)); failures+=("demo: ./scripts/demo.sh (build/demo.log)"); tail -30 build/demo.log
+fi
+
 echo "== build and test (ASan + UBSan)"
 if run_build build-san sanitizers -Db_sanitize=address,undefined -Db_lundef=false; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
