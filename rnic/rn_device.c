@@ -74,7 +74,9 @@ static void default_attr(struct rn_device_attr *a)
 	a->max_recv_sge = RN_RQ_MAX_SGE;
 	a->max_inline = 256;
 	a->max_cq = 2048;
-	a->max_cqe = 65536;          /* CQs are powers of two */
+	/* A power of two (CQ rings mask), about Linux siw's limit (3,276,800): libfabric's rxm asks
+	 * (rx + tx depth) x its universe size entries for one CQ. The ring is what was asked for. */
+	a->max_cqe = 1u << 22;
 	a->max_ceh = 256;
 	a->max_mr = 16384;
 	a->max_pbl = 512;            /* 2 MiB of 4 KiB pages per fast-register */

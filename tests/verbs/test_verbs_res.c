@@ -218,6 +218,22 @@ static void test_cq(void **state)
 	ibv_ack_cq_events(NULL, 1);   /* no crash */
 }
 
+/* libfabric's rxm opens one CQ of (rx depth + tx depth) x its universe size entries (384 +
+ * 384 by default, times 256): a device limit of 65536 made every rdm endpoint fail. */
+static void test_cq_rxm_size(void **state)
+{
+	struct tv *t = *state;
+	struct ibv_device_attr a;
+	struct ibv_cq *cq;
+
+	assert_int_equal(ibv_query_device(t->ctx, &a), 0);
+	assert_true(a.max_cqe >= (384 + 384) * 256);
+	cq = ibv_create_cq(t->ctx, (384 + 384) * 256, NULL, NULL, 0);
+	assert_non_null(cq);
+	assert_true(cq->cqe >= (384 + 384) * 256);
+	assert_int_equal(ibv_destroy_cq(cq), 0);
+}
+
 /* A channel of one context cannot serve a CQ of another. */
 static void test_cross_context(void **state)
 {
@@ -312,6 +328,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mw, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_channel, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_cq, tv_setup, tv_teardown),
+		cmocka_unit_test_setup_teardown(test_cq_rxm_size, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_cross_context, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_srq, tv_setup, tv_teardown),
 	};
