@@ -314,6 +314,10 @@ static bool send_fin(struct tcp_conn *c)
 	return true;
 }
 
+/* The first SYN (or SYN-ACK). One refused on the way out (no mbuf, or the ARP hold queue of
+ * an unresolved neighbour is full: net_ip_output's -ENOBUFS) counts as sent and lost: the
+ * retransmission timer sends it again. Nothing else would: a connection left in SYN-SENT
+ * without the timer waited for ever (rdma_cm's connect timer reported it: issue 26). */
 static void send_syn(struct tcp_conn *c)
 {
 	uint8_t fl = c->state == TCP_SYN_SENT ? TCP_F_SYN : TCP_F_SYN | TCP_F_ACK;
@@ -323,8 +327,7 @@ static void send_syn(struct tcp_conn *c)
 	c->flags |= TCPF_RTT_TIMING;
 	c->rtt_seq = c->iss + 1;
 	c->rtt_start_us = tcp_now_us(c->s);
-	if (tcp_send_segment(c, c->iss, 0, fl))
-		return;
+	(void)tcp_send_segment(c, c->iss, 0, fl); /* ARP refusals: arp_unresolved_drops */
 	c->snd_nxt = c->snd_max = c->iss + 1;
 	tcp_rtx_arm(c);
 }

@@ -1,6 +1,9 @@
 #!/bin/sh
 # Debian's ucmatose (rdmacm-utils) on loopback over our libraries: one connection, then 4
-# connections with 20 messages of 1000 bytes each way; both sides report status 0.
+# connections with 20 messages of 1000 bytes each way, then 100 connections at once; both
+# sides report status 0.
+# Usage: ucmatose.sh LIBIBVERBS_DIR LIBRDMACM_DIR [RUNS]
+# With RUNS, only `-c 100`, RUNS times in a row (the loop variant, run by hand).
 set -u
 TEST_NAME=dropin_ucmatose
 . "$(dirname "$0")/../lib/common.sh"
@@ -27,6 +30,16 @@ run() {
 	printf '%s\n' "$out" | grep -q 'return status 0' || fail "client did not return status 0"
 	printf '%s\n' "$out" | grep -q 'data transfers complete' || fail "client: no data transfers"
 }
-run
-run -c 4 -C 20 -S 1000
+if [ $# -gt 0 ]; then
+	round=0
+	while [ "$round" -lt "$1" ]; do
+		round=$((round + 1))
+		run -c 100
+		echo "$TEST_NAME: -c 100 run $round of $1: OK"
+	done
+else
+	run
+	run -c 4 -C 20 -S 1000
+	run -c 100
+fi
 echo "$TEST_NAME: OK"

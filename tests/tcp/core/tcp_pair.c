@@ -54,6 +54,8 @@ static void parse(const struct rte_mbuf *m, struct pair_seg *s)
 	unsigned ihl = (ip->version_ihl & 0xf) * 4u, hl;
 
 	memset(s, 0, sizeof(*s));
+	if (f[12] != 0x08 || f[13] != 0x00)
+		return; /* not IPv4 (ARP): logged with no flags and no length */
 	th = (const void *)(f + 14 + ihl);
 	hl = (th->data_off >> 4) * 4u;
 	s->flags = th->tcp_flags;

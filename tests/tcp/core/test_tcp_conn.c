@@ -1,7 +1,8 @@
 /* TCP engine, connection life cycle (RFC 9293 3.5, 3.6, 3.10.7; RFC 5961; RFC 7323 PAWS):
  * handshake and options, refused connect, simultaneous open and close, FIN each way,
  * TIME_WAIT expiry, RST and SYN acceptance rules with challenge ACKs, PAWS, backlog,
- * keepalive, SYN retransmission. Two stacks in one process, virtual clock (tcp_pair.h). */
+ * keepalive, SYN retransmission (also of SYNs the ARP hold queue refused). Two stacks in one
+ * process, virtual clock (tcp_pair.h). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "tcp_fixture.h"
+#include "net_int.h"
 #include "tcp_segment.h"
 
 #define MS 1000000ull
@@ -515,6 +517,74 @@ static void test_host_unreachable(void **state)
 	pair_ep_fini(&a);
 }
 
+/* A stack forgets a neighbour (its static entry from pair_init): the next packet to it asks
+ * ARP first. */
+static void forget_neighbour(struct tcp_stack *s, uint32_t ip)
+{
+	struct net_if *nif = tcp_stack_netif(s);
+
+	for (unsigned i = 0; i < NET_ARP_SIZE; i++)
+		if (nif->arp[i].state != NET_ARP_FREE && nif->arp[i].ip == ip)
+			memset(&nif->arp[i], 0, sizeof(nif->arp[i]));
+	assert_false(net_arp_lookup(nif, ip, NULL));
+}
+
+/* Issue 26 (ucmatose -c 50 over DPDK): a burst of connects to a neighbour not yet resolved.
+ * The ARP hold queue takes the first NET_ARP_HOLD SYNs and refuses the rest (-ENOBUFS); a
+ * refused SYN is a lost one, which the retransmission timer sends again. It used to leave
+ * its connection in SYN-SENT without a timer, until rdma_cm's connect timer failed it
+ * (UNREACHABLE, -ETIMEDOUT) with the server never seeing it. */
+static void test_syn_burst_arp_unresolved(void **state)
+{
+	enum { N = NET_ARP_HOLD + 3 };
+	struct pair_ep a[N], b[N];
+	struct tcp_listener *l;
+	struct tcp_conn *c;
+	struct net_if_stats ns;
+	struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = RTE_BE16(7002)};
+	unsigned i, up;
+
+	(void)state;
+	dst.sin_addr.s_addr = P.ip[1];
+	forget_neighbour(P.st[0], P.ip[1]);
+	assert_int_equal(tcp_listen(P.st[1], 7002, N, NULL, NULL, &l), 0);
+	for (i = 0; i < N; i++) {
+		pair_ep_init(&a[i]);
+		pair_ep_init(&b[i]);
+		assert_int_equal(tcp_connect(P.st[0], &dst, 0, &pair_ops, &a[i], &a[i].c), 0);
+	}
+	tcp_stack_flush(P.st[0]);
+	pair_run(&P);
+	net_if_get_stats(tcp_stack_netif(P.st[0]), &ns);
+	assert_int_equal(ns.arp_requests_out, 1);
+	assert_int_equal(ns.arp_unresolved_drops, N - NET_ARP_HOLD);
+	for (i = 0, up = 0; i < N; i++)
+		up += a[i].connected;
+	assert_int_equal(up, NET_ARP_HOLD); /* the held ones went when the reply came */
+	pair_advance(&P, 1100 * MS, 10 * MS); /* the initial RTO, 1 s */
+	for (i = 0; i < N; i++) {
+		assert_true(a[i].connected);
+		assert_int_equal(tcp_conn_state(a[i].c), TCP_ESTABLISHED);
+	}
+	/* one SYN each on the wire: the refused ones never got there the first time */
+	assert_int_equal(pair_count(&P, PAIR_A, TCP_F_SYN, false), N);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(tcp_accept(l, &pair_ops, &b[i], &c), 0);
+		b[i].c = c;
+	}
+	assert_int_equal(tcp_accept(l, &pair_ops, &b[0], &c), -EAGAIN);
+	for (i = 0; i < N; i++) {
+		tcp_abort(a[i].c);
+		tcp_abort(b[i].c);
+	}
+	tcp_listener_close(l);
+	pair_run(&P);
+	for (i = 0; i < N; i++) {
+		pair_ep_fini(&a[i]);
+		pair_ep_fini(&b[i]);
+	}
+}
+
 static enum pair_action drop_first_synack(void *arg, const struct pair_seg *s, unsigned n)
 {
 	(void)arg;
@@ -749,6 +819,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_syn_retries, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_host_unreachable, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_synack_loss_and_early_data, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_syn_burst_arp_unresolved, pair_fixture_setup,
+						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_close_discards, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_writable, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_abort_in_recv, pair_fixture_setup, pair_fixture_teardown),
