@@ -43,31 +43,42 @@ static int hints_ok(const struct rdma_addrinfo *h)
 	return 0;
 }
 
-/* The address side of one result: the node's address is the source when passive, else the
- * destination (with the hints' source, if any). */
+/* Copy len octets of sa into *dst / *dst_len (0, or -1 when out of memory). */
+static int copy_addr(struct sockaddr **dst, socklen_t *dst_len, const struct sockaddr *sa,
+		     socklen_t len)
+{
+	*dst = dup_addr(sa, len);
+	if (*dst == NULL)
+		return -1;
+	*dst_len = len;
+	return 0;
+}
+
+/* The address side of one result, as librdmacm's addrinfo.c forms it: the node's address
+ * is the source when passive (AI_PASSIVE asked), else the destination; the flags
+ * keep RAI_PASSIVE only; QP type and port space are the hints' when given. */
 static int fill(struct rdma_addrinfo *r, const struct addrinfo *ai,
 		const struct rdma_addrinfo *h)
 {
-	r->ai_flags = h ? h->ai_flags : 0;
+	r->ai_flags = h && (h->ai_flags & RAI_PASSIVE) ? RAI_PASSIVE : 0;
 	r->ai_family = ai->ai_family;
-	r->ai_qp_type = IBV_QPT_RC;
-	r->ai_port_space = RDMA_PS_TCP;
-	struct sockaddr *a = dup_addr(ai->ai_addr, ai->ai_addrlen);
-	if (a == NULL)
-		return -1;
-	if (r->ai_flags & RAI_PASSIVE) {
-		r->ai_src_addr = a;
-		r->ai_src_len = ai->ai_addrlen;
-		return 0;
-	}
-	r->ai_dst_addr = a;
-	r->ai_dst_len = ai->ai_addrlen;
-	if (h != NULL && h->ai_src_addr != NULL && h->ai_src_len > 0) {
-		r->ai_src_addr = dup_addr(h->ai_src_addr, h->ai_src_len);
-		if (r->ai_src_addr == NULL)
-			return -1;
-		r->ai_src_len = h->ai_src_len;
-	}
+	r->ai_qp_type = h && h->ai_qp_type ? h->ai_qp_type : IBV_QPT_RC;
+	r->ai_port_space = h && h->ai_port_space ? h->ai_port_space : RDMA_PS_TCP;
+	if (r->ai_flags & RAI_PASSIVE)
+		return copy_addr(&r->ai_src_addr, &r->ai_src_len, ai->ai_addr, ai->ai_addrlen);
+	return copy_addr(&r->ai_dst_addr, &r->ai_dst_len, ai->ai_addr, ai->ai_addrlen);
+}
+
+/* No node and no service: librdmacm takes the result from the hints (libfabric's verbs
+ * provider passes its addresses this way). */
+static int fill_from_hints(struct rdma_addrinfo *r, const struct rdma_addrinfo *h)
+{
+	r->ai_flags = h->ai_flags;
+	r->ai_family = h->ai_family;
+	r->ai_qp_type = h->ai_qp_type;
+	r->ai_port_space = h->ai_port_space;
+	if (h->ai_dst_len > 0 && h->ai_dst_addr != NULL)
+		return copy_addr(&r->ai_dst_addr, &r->ai_dst_len, h->ai_dst_addr, h->ai_dst_len);
 	return 0;
 }
 
@@ -76,21 +87,31 @@ static int fill(struct rdma_addrinfo *r, const struct addrinfo *ai,
 RCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 				const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
 {
-	struct addrinfo gh = { .ai_socktype = SOCK_STREAM }, *ai;
+	struct addrinfo gh = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	int rc = 0;
 
-	if (res == NULL || (node == NULL && service == NULL) || hints_ok(hints) != 0)
+	if (res == NULL || (node == NULL && service == NULL && hints == NULL) ||
+	    hints_ok(hints) != 0)
 		return rcm_err(EINVAL);
 	if (hints != NULL) {
 		gh.ai_family = hints->ai_family;
 		gh.ai_flags = ((hints->ai_flags & RAI_PASSIVE) ? AI_PASSIVE : 0) |
 			      ((hints->ai_flags & RAI_NUMERICHOST) ? AI_NUMERICHOST : 0);
 	}
-	int rc = getaddrinfo(node, service, &gh, &ai);
-	if (rc != 0)
-		return rc;
+	if (node != NULL || service != NULL) {
+		rc = getaddrinfo(node, service, &gh, &ai);
+		if (rc != 0)
+			return rc;
+	}
 	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
-	rc = r != NULL ? fill(r, ai, hints) : -1;
-	freeaddrinfo(ai);
+	rc = r == NULL ? -1 : ai != NULL ? fill(r, ai, hints) : fill_from_hints(r, hints);
+	if (ai != NULL)
+		freeaddrinfo(ai);
+	/* a source the node did not give comes from the hints (passive or active) */
+	if (rc == 0 && r->ai_src_len == 0 && hints != NULL && hints->ai_src_len > 0 &&
+	    hints->ai_src_addr != NULL)
+		rc = copy_addr(&r->ai_src_addr, &r->ai_src_len, hints->ai_src_addr,
+			       hints->ai_src_len);
 	if (rc != 0) {
 		rdma_freeaddrinfo(r);
 		return rcm_err(ENOMEM);

@@ -1,0 +1,100 @@
+/* librdmacm calls as rdma-core 44 (Debian 12) answers them for the programs that use them:
+ * rdma_getaddrinfo from hints only (libfabric's verbs provider), the port assigned at bind
+ * (qperf), the device's default PD on a bound id (rdma_reg_msgs). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "rcm_test_util.h"
+
+/* ---- rdma_getaddrinfo(NULL, NULL, hints): the result is made from the hints ------------ */
+
+static void test_getaddrinfo_from_hints(void **state)
+{
+	struct sockaddr_in src = t_addr4("127.0.0.1", 7301), dst = t_addr4("127.0.0.1", 7302);
+	struct rdma_addrinfo *res = NULL;
+
+	(void)state;
+	/* no node, no service, no hints: EINVAL */
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, NULL, &res), -1);
+	assert_int_equal(errno, EINVAL);
+
+	/* active: both addresses from the hints, flags / family / QP type / port space too */
+	struct rdma_addrinfo h = { .ai_family = AF_INET, .ai_qp_type = IBV_QPT_RC,
+				   .ai_port_space = RDMA_PS_TCP,
+				   .ai_src_len = sizeof(src), .ai_src_addr = (struct sockaddr *)&src,
+				   .ai_dst_len = sizeof(dst), .ai_dst_addr = (struct sockaddr *)&dst };
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, &h, &res), 0);
+	assert_non_null(res);
+	assert_int_equal(res->ai_flags, 0);
+	assert_int_equal(res->ai_family, AF_INET);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_RC);
+	assert_int_equal(res->ai_port_space, RDMA_PS_TCP);
+	assert_int_equal(res->ai_src_len, sizeof(src));
+	assert_int_equal(res->ai_dst_len, sizeof(dst));
+	assert_ptr_not_equal(res->ai_src_addr, &src); /* copies, freed by rdma_freeaddrinfo */
+	assert_memory_equal(res->ai_src_addr, &src, sizeof(src));
+	assert_memory_equal(res->ai_dst_addr, &dst, sizeof(dst));
+	assert_null(res->ai_next);
+	rdma_freeaddrinfo(res);
+
+	/* passive with a source only: usable by rdma_create_ep to bind and listen */
+	struct sockaddr_in any = t_addr4("127.0.0.1", 0);
+	struct rdma_addrinfo ph = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP,
+				    .ai_src_len = sizeof(any),
+				    .ai_src_addr = (struct sockaddr *)&any };
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, &ph, &res), 0);
+	assert_int_equal(res->ai_flags, RAI_PASSIVE);
+	assert_int_equal(res->ai_family, 0);          /* the hints' (rdma-core copies it) */
+	assert_null(res->ai_dst_addr);
+	assert_int_equal(res->ai_dst_len, 0);
+	assert_memory_equal(res->ai_src_addr, &any, sizeof(any));
+	struct rdma_cm_id *lis;
+	assert_int_equal(rdma_create_ep(&lis, res, NULL, NULL), 0);
+	rdma_freeaddrinfo(res);
+	assert_int_equal(rdma_listen(lis, 1), 0);
+	assert_int_not_equal(rdma_get_src_port(lis), 0);
+	rdma_destroy_ep(lis);
+
+	/* hints with neither address: an empty result */
+	struct rdma_addrinfo eh = { .ai_port_space = RDMA_PS_TCP };
+	assert_int_equal(rdma_getaddrinfo(NULL, NULL, &eh, &res), 0);
+	assert_null(res->ai_src_addr);
+	assert_null(res->ai_dst_addr);
+	rdma_freeaddrinfo(res);
+
+	/* a node (active) takes the hints' source when it has none of its own */
+	struct rdma_addrinfo nh = { .ai_port_space = RDMA_PS_TCP, .ai_src_len = sizeof(src),
+				    .ai_src_addr = (struct sockaddr *)&src };
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "7302", &nh, &res), 0);
+	assert_non_null(res->ai_dst_addr);
+	assert_memory_equal(res->ai_src_addr, &src, sizeof(src));
+	assert_int_equal(res->ai_qp_type, IBV_QPT_RC);
+	assert_int_equal(res->ai_port_space, RDMA_PS_TCP);
+	rdma_freeaddrinfo(res);
+
+	/* a service only, passive: the wildcard source with that port */
+	struct rdma_addrinfo sh = { .ai_flags = RAI_PASSIVE, .ai_family = AF_INET };
+	assert_int_equal(rdma_getaddrinfo(NULL, "7303", &sh, &res), 0);
+	assert_int_equal(res->ai_flags, RAI_PASSIVE);
+	assert_non_null(res->ai_src_addr);
+	assert_null(res->ai_dst_addr);
+	assert_int_equal(ntohs(((struct sockaddr_in *)res->ai_src_addr)->sin_port), 7303);
+	rdma_freeaddrinfo(res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_getaddrinfo_from_hints),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
