@@ -91,10 +91,72 @@ static void test_getaddrinfo_from_hints(void **state)
 	rdma_freeaddrinfo(res);
 }
 
+/* ---- rdma_bind_addr with port 0: the port is assigned and held at bind ---------------- */
+
+/* 0 when a kernel socket can bind addr (SO_REUSEADDR off), else errno. */
+static int kernel_bind(const struct sockaddr_in *addr)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int rc = bind(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 ? 0 : errno;
+
+	close(fd);
+	return rc;
+}
+
+static void test_bind_assigns_port(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *lis, *other, *cli;
+	struct sockaddr_in a = t_addr4("127.0.0.1", 0);
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &lis, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(lis, (struct sockaddr *)&a), 0);
+	/* qperf: the port is known right after bind, before rdma_listen */
+	uint16_t port = ntohs(rdma_get_src_port(lis));
+	assert_int_not_equal(port, 0);
+	assert_int_equal(ntohs(((struct sockaddr_in *)rdma_get_local_addr(lis))->sin_port), port);
+	/* and it is held: neither another id nor a kernel socket can take it */
+	struct sockaddr_in same = t_addr4("127.0.0.1", port);
+	assert_int_equal(kernel_bind(&same), EADDRINUSE);
+	assert_int_equal(rdma_create_id(ch, &other, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(other, (struct sockaddr *)&same), -1);
+	assert_int_equal(errno, EADDRINUSE);
+	assert_int_equal(rdma_destroy_id(other), 0);
+	/* rdma_listen listens on that port */
+	assert_int_equal(rdma_listen(lis, 4), 0);
+	assert_int_equal(ntohs(rdma_get_src_port(lis)), port);
+	assert_int_equal(rdma_create_id(ch, &cli, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(cli, NULL, (struct sockaddr *)&same, 1000), 0);
+	assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED), 0);
+	assert_int_equal(rdma_resolve_route(cli, 1000), 0);
+	assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED), 0);
+	assert_int_equal(rdma_connect(cli, NULL), 0);
+	struct rdma_cm_event *ev = t_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	assert_ptr_equal(ev->listen_id, lis);
+	struct rdma_cm_id *child = ev->id;
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	assert_int_equal(rdma_reject(child, NULL, 0), 0);
+	assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_REJECTED), 0);
+	assert_int_equal(rdma_destroy_id(cli), 0);
+	assert_int_equal(rdma_destroy_id(child), 0);
+	assert_int_equal(rdma_destroy_id(lis), 0);
+	/* destroyed before listen: the port is free again */
+	assert_int_equal(rdma_create_id(ch, &lis, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(lis, (struct sockaddr *)&a), 0);
+	same = t_addr4("127.0.0.1", ntohs(rdma_get_src_port(lis)));
+	assert_int_equal(rdma_destroy_id(lis), 0);
+	assert_int_equal(kernel_bind(&same), 0);
+	rdma_destroy_event_channel(ch);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getaddrinfo_from_hints),
+		cmocka_unit_test(test_bind_assigns_port),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,10 @@
  * 4-octet RFC 6581 block too, so with the default 512-octet PD_Length every length fits. */
 #define RCM_PD_MAX 255u
 
+/* Transport backlog of the listener rdma_bind_addr opens (rdma_listen's own backlog is
+ * counted by the library: backlog_full in cma_conn.c). */
+#define RCM_BIND_BACKLOG 128
+
 /* Explicit id states. */
 enum rcm_state {
 	RCM_IDLE,           /* created */
@@ -78,7 +82,7 @@ struct rcm_id {
 	struct rcm_id *next, *prev; /* all ids (rcm_ids) */
 	struct rcm_id *listener; /* children: the listening id (NULL once detached) */
 	struct rn_cm *cm;
-	struct rn_conn *conn;    /* listener handle (LISTEN) or QP-less stream (CONNECTED) */
+	struct rn_conn *conn;    /* listener handle (BOUND, LISTEN) or QP-less stream (CONNECTED) */
 	bool qp_linked;          /* the stream went to the QP (cma_qp.c) */
 	atomic_bool llp_down;    /* set by the QP's LLP close callback (any thread, no lock) */
 	unsigned events_out;     /* events delivered and not acked that name this id as owner */
