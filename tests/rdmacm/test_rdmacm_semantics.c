@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 
 #include "rcm_test_util.h"
 
@@ -152,11 +153,63 @@ static void test_bind_assigns_port(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* ---- a bound id carries its device's default PD (rdma_reg_msgs(id, ...) works) ------- */
+
+static void test_bound_id_default_pd(void **state)
+{
+	struct rdma_cm_id *id, *any, *lis;
+	struct rdma_addrinfo *res;
+	char buf[64];
+
+	(void)state;
+	/* rdma_create_ep with no PD and no QP attributes (rdma_client style) */
+	struct rdma_addrinfo h = { .ai_port_space = RDMA_PS_TCP };
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "7311", &h, &res), 0);
+	assert_int_equal(rdma_create_ep(&id, res, NULL, NULL), 0);
+	rdma_freeaddrinfo(res);
+	assert_non_null(id->verbs);
+	assert_non_null(id->pd);
+	assert_ptr_equal(id->pd->context, id->verbs);
+	struct ibv_mr *mr = rdma_reg_msgs(id, buf, sizeof(buf));
+	assert_non_null(mr);
+	assert_int_equal(rdma_dereg_mr(mr), 0);
+	struct ibv_pd *dflt = id->pd;
+	rdma_destroy_ep(id);
+
+	/* bound to a local address: the device and its default PD (the same one every time) */
+	struct sockaddr_in lo = t_addr4("127.0.0.1", 0), wild = t_addr4("0.0.0.0", 0);
+	assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	assert_null(id->pd);
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&lo), 0);
+	assert_ptr_equal(id->pd, dflt);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	/* the wildcard binds to no device: no PD, as in librdmacm */
+	assert_int_equal(rdma_create_id(NULL, &any, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(any, (struct sockaddr *)&wild), 0);
+	assert_null(any->verbs);
+	assert_null(any->pd);
+	assert_int_equal(rdma_destroy_id(any), 0);
+	/* rdma_resolve_addr gives it too */
+	struct sockaddr_in dst = t_addr4("127.0.0.1", 7312);
+	assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
+	assert_ptr_equal(id->pd, dflt);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	/* a passive endpoint with no PD on a local address keeps the default */
+	struct rdma_addrinfo ph = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "0", &ph, &res), 0);
+	assert_int_equal(rdma_create_ep(&lis, res, NULL, NULL), 0);
+	rdma_freeaddrinfo(res);
+	assert_ptr_equal(lis->pd, dflt);
+	rdma_destroy_ep(lis);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getaddrinfo_from_hints),
 		cmocka_unit_test(test_bind_assigns_port),
+		cmocka_unit_test(test_bound_id_default_pd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -208,6 +208,7 @@ static void new_child(struct rcm_id *lis, struct rn_conn *conn)
 	c->pub = (struct rdma_cm_id){ .verbs = lis->pub.verbs ? lis->pub.verbs : rcm_dev_context(),
 				      .channel = lis->pub.channel, .context = lis->pub.context,
 				      .ps = lis->pub.ps, .port_num = 1, .qp_type = IBV_QPT_RC };
+	c->pub.pd = rcm_dev_pd(c->pub.verbs); /* the device's default PD, not the listener's */
 	c->ch = lis->ch;
 	c->listener = lis;
 	c->state = RCM_REQ_RECV;

@@ -192,7 +192,7 @@ RCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 		return rcm_err(-rc);
 	r->state = RCM_BOUND;
 	if (!is_wildcard(addr))
-		id->verbs = rcm_dev_context();
+		rcm_dev_attach(id);
 	return 0;
 }
 
@@ -233,7 +233,7 @@ static int resolve(struct rcm_id *r, const struct sockaddr *dst)
 	}
 	memset(&r->pub.route.addr.dst_storage, 0, sizeof(r->pub.route.addr.dst_storage));
 	memcpy(&r->pub.route.addr.dst_storage, dst, sa_len(dst));
-	r->pub.verbs = rcm_dev_context();
+	rcm_dev_attach(&r->pub);
 	r->pub.port_num = 1;
 	return r->pub.verbs != NULL ? 0 : -ENODEV;
 }

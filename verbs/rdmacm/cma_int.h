@@ -159,6 +159,10 @@ void rcm_id_teardown(struct rcm_id *id); /* release CM / stream / listener state
 
 struct ibv_context *rcm_dev_context(void); /* opened once; NULL if no device */
 struct ibv_pd *rcm_dev_pd(struct ibv_context *ctx);
+/* The id gets the device (id->verbs) and, unless it has one, the device's default PD as
+ * id->pd, as librdmacm's ucma_get_device does when an id is bound to a device (bind to a
+ * local address, address resolution, a connection request): rdma_reg_msgs(id) needs it. */
+void rcm_dev_attach(struct rdma_cm_id *id);
 void rcm_dev_max_rd(struct ibv_context *ctx, uint8_t *ird_max, uint8_t *ord_max);
 
 /* Hand an ESTABLISHED connection to id's QP (-errno on failure; h is consumed either way). */
