@@ -77,7 +77,9 @@ static void sv_qp_rn_attr(struct sv_context *c, struct ibv_pd *pd,
 			  struct rn_qp_init_attr *a)
 {
 	const struct ibv_device_attr *d = &c->attr;
+	struct rn_device_attr da;
 
+	rn_device_query(c->dev, &da);
 	memset(a, 0, sizeof(*a));
 	a->mem = c->mem;
 	a->pd = sv_pd(pd)->id;
@@ -88,7 +90,10 @@ static void sv_qp_rn_attr(struct sv_context *c, struct ibv_pd *pd,
 	a->rq_depth = in->cap.max_recv_wr;
 	a->max_send_sge = a->max_write_sge = in->cap.max_send_sge;
 	a->max_recv_sge = in->cap.max_recv_sge;
-	a->max_inline = in->cap.max_inline_data;
+	/* As siw: inline sends up to the device's maximum whatever was asked (0 included:
+	 * rdma_xclient asks none and sends inline), reported in cap; above it, EINVAL. */
+	a->max_inline = in->cap.max_inline_data > da.max_inline ? in->cap.max_inline_data
+								: da.max_inline;
 	/* Created with the device's ORD / IRD; connect (or modify) lowers them. */
 	a->ord = (uint32_t)d->max_qp_init_rd_atom;
 	a->ird = (uint32_t)d->max_qp_rd_atom;

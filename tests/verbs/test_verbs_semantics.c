@@ -170,10 +170,66 @@ static void test_error_post_flush(void **state)
 	assert_int_equal(wc[0].status, IBV_WC_WR_FLUSH_ERR);
 }
 
+/* ---- 4. inline sends up to the device maximum, whatever the QP asked ------------------ */
+
+static void test_inline_device_max(void **state)
+{
+	struct pair *p = *state;
+	struct side *a = &p->a, *b = &p->b;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	struct ibv_wc wc[4];
+
+	/* the pair's QPs asked for max_inline_data 0: they report the device maximum */
+	assert_int_equal(ibv_query_qp(a->qp, &qa, IBV_QP_CAP, &qia), 0);
+	uint32_t max = qa.cap.max_inline_data;
+	assert_true(max >= 64);
+	assert_int_equal(qia.cap.max_inline_data, max);
+	assert_true(max < BUFSZ);
+	/* so does create, for a QP asking 0 or less than the maximum; above it: EINVAL */
+	struct ibv_qp_init_attr ia = { .send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 1, .max_recv_sge = 1,
+						.max_inline_data = 16 } };
+	struct ibv_qp *q = ibv_create_qp(a->pd, &ia);
+	assert_non_null(q);
+	assert_int_equal(ia.cap.max_inline_data, max);
+	assert_int_equal(ibv_destroy_qp(q), 0);
+	ia.cap.max_inline_data = max + 1;
+	errno = 0;
+	assert_null(ibv_create_qp(a->pd, &ia));
+	assert_int_equal(errno, EINVAL);
+
+	/* rdma_xclient: an inline Send on a QP that asked none, up to the maximum */
+	struct ibv_sge rs = { (uintptr_t)b->buf, BUFSZ, b->mr->lkey };
+	struct ibv_recv_wr rw = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	assert_int_equal(ibv_post_recv(b->qp, &rw, &rbad), 0);
+	char *msg = malloc(max + 1); /* not registered: inline data needs no lkey */
+	memset(msg, 0x5a, max + 1);
+	struct ibv_sge ss = { (uintptr_t)msg, max, 0 };
+	struct ibv_send_wr sw = { .wr_id = 2, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED }, *sbad;
+	assert_int_equal(ibv_post_send(a->qp, &sw, &sbad), 0);
+	memset(msg, 0, max + 1); /* copied at post */
+	assert_int_equal(drain(a->cq, wc, 1), 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(drain(b->cq, wc, 1), 1);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+	assert_int_equal(wc[0].byte_len, max);
+	for (uint32_t i = 0; i < max; i++)
+		assert_int_equal((unsigned char)b->buf[i], 0x5a);
+	/* one octet more: EINVAL, as siw's provider refuses it */
+	ss.length = max + 1;
+	assert_int_equal(ibv_post_send(a->qp, &sw, &sbad), EINVAL);
+	assert_ptr_equal(sbad, &sw);
+	free(msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_error_post_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inline_device_max, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
