@@ -4,6 +4,7 @@
  * immediate errors for what iWARP lacks. The connected pair is made as test_verbs_loop's. */
 #include "tv_loop.h"
 
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -279,6 +280,88 @@ static void test_gid_as_siw(void **state)
 	assert_memory_equal(tab[0].gid.raw, g.raw, 16);
 }
 
+/* ---- 7. what iWARP lacks fails at once, with rdma-core + siw's errno -------------------- */
+
+static void test_iwarp_lacks(void **state)
+{
+	struct tv *t = *state;
+	struct ibv_qp_init_attr ia = { .send_cq = t->cq, .recv_cq = t->cq,
+				       .cap = { .max_send_wr = 2, .max_recv_wr = 2,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_device_attr da;
+
+	/* UD / UC QPs: siw_create_qp "only RC QP's supported", -EOPNOTSUPP */
+	ia.qp_type = IBV_QPT_UD;
+	errno = 0;
+	assert_null(ibv_create_qp(t->pd, &ia));
+	assert_int_equal(errno, EOPNOTSUPP);
+	ia.qp_type = IBV_QPT_UC;
+	errno = 0;
+	assert_null(ibv_create_qp(t->pd, &ia));
+	assert_int_equal(errno, EOPNOTSUPP);
+
+	/* XRC: no open_xrcd / create_srq_ex in siw's provider (libibverbs' dummy ops:
+	 * EOPNOTSUPP); an XRC QP through the legacy create reaches siw_create_qp: EOPNOTSUPP */
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+						      IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = -1, .oflags = O_CREAT };
+	errno = 0;
+	assert_null(ibv_open_xrcd(t->ctx, &xa));
+	assert_int_equal(errno, EOPNOTSUPP);
+	struct ibv_qp_init_attr_ex xq = { .send_cq = t->cq, .recv_cq = t->cq,
+					  .cap = ia.cap, .qp_type = IBV_QPT_XRC_SEND,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = t->pd };
+	errno = 0;
+	assert_null(ibv_create_qp_ex(t->ctx, &xq));
+	assert_int_equal(errno, EOPNOTSUPP);
+	struct ibv_srq_init_attr_ex xs = { .attr = { .max_wr = 2, .max_sge = 1 },
+					   .comp_mask = IBV_SRQ_INIT_ATTR_TYPE |
+							IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ,
+					   .srq_type = IBV_SRQT_XRC, .pd = t->pd, .cq = t->cq };
+	errno = 0;
+	assert_null(ibv_create_srq_ex(t->ctx, &xs));
+	assert_int_equal(errno, EOPNOTSUPP);
+
+	/* address handles (UD) and multicast: libibverbs' dummy ops, EOPNOTSUPP */
+	struct ibv_ah_attr aa = { .port_num = 1 };
+	errno = 0;
+	assert_null(ibv_create_ah(t->pd, &aa));
+	assert_int_equal(errno, EOPNOTSUPP);
+	ia.qp_type = IBV_QPT_RC;
+	struct ibv_qp *qp = ibv_create_qp(t->pd, &ia);
+	assert_non_null(qp);
+	union ibv_gid mg = { .raw = { 0xff, 0x0e } };
+	assert_int_equal(ibv_attach_mcast(qp, &mg, 0), EOPNOTSUPP);
+	assert_int_equal(ibv_detach_mcast(qp, &mg, 0), EOPNOTSUPP);
+
+	/* atomics: atomic_cap NONE (siw_query_device); an atomic WR is refused at post:
+	 * siw's provider maps no opcode for it (EINVAL; siw returns it negated) */
+	assert_int_equal(ibv_query_device(t->ctx, &da), 0);
+	assert_int_equal(da.atomic_cap, IBV_ATOMIC_NONE);
+	uint64_t v = 0;
+	struct ibv_mr *mr = ibv_reg_mr(t->pd, &v, sizeof(v), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge = { (uintptr_t)&v, sizeof(v), mr->lkey };
+	struct ibv_send_wr aw = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_CMP_AND_SWP }, *bad = NULL;
+	assert_int_equal(ibv_post_send(qp, &aw, &bad), EINVAL);
+	assert_ptr_equal(bad, &aw);
+	aw.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	assert_int_equal(ibv_post_send(qp, &aw, &bad), EINVAL);
+
+	/* RTR is Idle (accepted); RTS needs the connection rdma_cm hands over: siw's
+	 * nextstate_from_idle "no socket", EINVAL */
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	assert_int_equal(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PORT |
+				       IBV_QP_ACCESS_FLAGS), 0);
+	m.qp_state = IBV_QPS_RTR;
+	assert_int_equal(ibv_modify_qp(qp, &m, IBV_QP_STATE), 0);
+	m.qp_state = IBV_QPS_RTS;
+	assert_int_equal(ibv_modify_qp(qp, &m, IBV_QP_STATE), EINVAL);
+	assert_int_equal(ibv_destroy_qp(qp), 0);
+	assert_int_equal(ibv_dereg_mr(mr), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +369,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inline_device_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fresh_qp_state, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_gid_as_siw, tv_setup, tv_teardown),
+		cmocka_unit_test_setup_teardown(test_iwarp_lacks, tv_setup, tv_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
