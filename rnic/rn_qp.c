@@ -837,6 +837,26 @@ enum rn_status rn_qp_post_recv(struct rn_qp *qp, const struct rn_recv_wr *wr,
 	return st;
 }
 
+enum rn_status rn_qp_check_send(struct rn_qp *qp, const struct rn_send_wr *wr)
+{
+	if (!qp || !wr)
+		return RN_ERR_INVALID_QP;
+	return rn_wr_check_send(qp, wr);   /* reads the allocated limits only: fixed at create */
+}
+
+enum rn_status rn_qp_check_recv(struct rn_qp *qp, const struct rn_recv_wr *wr)
+{
+	if (!qp || !wr)
+		return RN_ERR_INVALID_QP;
+	if (qp->ia.srq)
+		return RN_ERR_RQ_HAS_SRQ;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->alloc.max_recv_sge)
+		return RN_ERR_INVALID_SGL_LENGTH;
+	if (wr->num_sge > 0 && !wr->sg_list)
+		return RN_ERR_INVALID_SGL_FORMAT;
+	return RN_OK;
+}
+
 /* ---- progress entry points ------------------------------------------------------------------ */
 
 int rn_qp_fd(struct rn_qp *qp)

@@ -166,6 +166,23 @@ static bool long_post(const struct ibv_send_wr *wr)
 	return n >= RN_DEVICE_LONG_POST;
 }
 
+int sv_check_send(struct ibv_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct sv_qp *q = sv_qp(qp);
+	struct rn_send_wr r;
+
+	if (!q || sv_send_wr(wr, &r))
+		return EINVAL;
+	return sv_errno(rn_qp_check_send(q->rn, &r));
+}
+
+int sv_check_recv(struct ibv_qp *qp, const struct ibv_recv_wr *wr)
+{
+	struct sv_qp *q = sv_qp(qp);
+
+	return q ? sv_errno(rn_qp_check_recv(q->rn, (const struct rn_recv_wr *)wr)) : EINVAL;
+}
+
 int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct sv_qp *q = sv_qp(qp);

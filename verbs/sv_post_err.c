@@ -6,7 +6,10 @@
  * on its rdma_cm exchange QP after the peer closed it and fails otherwise. These wrap the
  * context's post_send / post_recv ops (sv_device.c): when the RNIC refuses a post because the
  * QP is in Error, each refused WR gets a Flushed completion on its CQ instead, after the ones
- * the RNIC flushed on entering Error. S-RQs keep the RNIC's answer (no QP state to follow). */
+ * the RNIC flushed on entering Error. Each WR is validated first, as in RTS: an invalid one
+ * (too many SGEs, an opcode not offered...) fails the post with EINVAL there, as siw's
+ * provider refuses it before the kernel flushes. S-RQs keep the RNIC's answer (no QP state
+ * to follow). */
 #include <errno.h>
 
 #include "verbs_int.h"
@@ -54,8 +57,12 @@ int sv_post_send_ib(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_w
 	int rc = sv_post_send(qp, wr, &b);
 
 	if (rc == EINVAL && b && sv_in_error(qp)) {
-		for (rc = 0; b && !rc; b = rc ? b : b->next)
-			rc = sv_flush_wc(qp->send_cq, qp, b->wr_id, sv_flush_opcode(b->opcode));
+		for (rc = 0; b && !rc; b = rc ? b : b->next) {
+			rc = sv_check_send(qp, b);
+			if (!rc)
+				rc = sv_flush_wc(qp->send_cq, qp, b->wr_id,
+						 sv_flush_opcode(b->opcode));
+		}
 	}
 	if (rc && bad)
 		*bad = b;
@@ -68,8 +75,11 @@ int sv_post_recv_ib(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_w
 	int rc = sv_post_recv(qp, wr, &b);
 
 	if (rc == EINVAL && b && !qp->srq && sv_in_error(qp)) {
-		for (rc = 0; b && !rc; b = rc ? b : b->next)
-			rc = sv_flush_wc(qp->recv_cq, qp, b->wr_id, RN_WC_OP_RECV);
+		for (rc = 0; b && !rc; b = rc ? b : b->next) {
+			rc = sv_check_recv(qp, b);
+			if (!rc)
+				rc = sv_flush_wc(qp->recv_cq, qp, b->wr_id, RN_WC_OP_RECV);
+		}
 	}
 	if (rc && bad)
 		*bad = b;

@@ -77,7 +77,9 @@ static void sv_qp_rn_attr(struct sv_context *c, struct ibv_pd *pd,
 			  struct rn_qp_init_attr *a)
 {
 	const struct ibv_device_attr *d = &c->attr;
+	struct rn_device_attr da;
 
+	rn_device_query(c->dev, &da);
 	memset(a, 0, sizeof(*a));
 	a->mem = c->mem;
 	a->pd = sv_pd(pd)->id;
@@ -88,7 +90,10 @@ static void sv_qp_rn_attr(struct sv_context *c, struct ibv_pd *pd,
 	a->rq_depth = in->cap.max_recv_wr;
 	a->max_send_sge = a->max_write_sge = in->cap.max_send_sge;
 	a->max_recv_sge = in->cap.max_recv_sge;
-	a->max_inline = in->cap.max_inline_data;
+	/* As siw: inline sends up to the device's maximum whatever was asked (0 included:
+	 * rdma_xclient asks none and sends inline), reported in cap; above it, EINVAL. */
+	a->max_inline = in->cap.max_inline_data > da.max_inline ? in->cap.max_inline_data
+								: da.max_inline;
 	/* Created with the device's ORD / IRD; connect (or modify) lowers them. */
 	a->ord = (uint32_t)d->max_qp_init_rd_atom;
 	a->ird = (uint32_t)d->max_qp_rd_atom;
@@ -136,7 +141,10 @@ static void sv_qp_fill(struct sv_qp *q, struct ibv_pd *pd, const struct ibv_qp_i
 	q->qp.qp_type = IBV_QPT_RC;
 	pthread_mutex_init(&q->qp.mutex, NULL);
 	pthread_cond_init(&q->qp.cond, NULL);
-	q->idle_state = IBV_QPS_RESET;
+	/* ibv_qp.state is RESET after create, as libibverbs sets it; queried, the fresh QP's
+	 * Idle reads as INIT, as iWARP drivers map Idle (cxgb4) and rdma-core's tests expect
+	 * of an IBV_NODE_RNIC (tests/test_qp.py); siw's kernel query leaves it unset. */
+	q->idle_state = IBV_QPS_INIT;
 	q->sq_sig_all = in->sq_sig_all;
 	pthread_mutex_init(&q->close_mtx, NULL);
 	q->close_fn = NULL;
@@ -237,7 +245,7 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	struct rn_qp_info info;
 	enum rn_status st;
 
-	(void)attr_mask;   /* everything is cheap: filled whatever the mask */
+	/* everything is cheap: filled whatever the mask */
 	if (!q || !attr || !init)
 		return EINVAL;
 	st = rn_qp_query(q->rn, &info);
@@ -260,6 +268,8 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	init->cap = attr->cap;
 	init->qp_type = IBV_QPT_RC;
 	init->sq_sig_all = q->sq_sig_all;
+	if (attr_mask & IBV_QP_STATE)
+		qp->state = attr->qp_state;   /* as libibverbs' ibv_query_qp does */
 	return 0;
 }
 
@@ -272,7 +282,9 @@ static int sv_modify_check(struct sv_qp *q, const struct ibv_qp_attr *attr, int 
 		return EOPNOTSUPP;
 	if ((mask & IBV_QP_STATE) && (unsigned)attr->qp_state > IBV_QPS_ERR)
 		return EINVAL;
-	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != sv_qp_state(q))
+	/* RESET / INIT / RTR are all Idle: any of them names Idle as the current state */
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != sv_qp_state(q) &&
+	    !((unsigned)attr->cur_qp_state <= IBV_QPS_RTR && rn_qp_get_state(q->rn) == RN_QPS_IDLE))
 		return EINVAL;
 	if ((mask & IBV_QP_PORT) && attr->port_num != 1)
 		return EINVAL;

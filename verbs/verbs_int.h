@@ -131,6 +131,9 @@ int sv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		     struct ibv_recv_wr **bad) SV_HIDDEN;
 int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) SV_HIDDEN;
 int sv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) SV_HIDDEN;
+/* v_post.c: the immediate checks a post makes of one WR, without state and space (errno) */
+int sv_check_send(struct ibv_qp *qp, const struct ibv_send_wr *wr) SV_HIDDEN;
+int sv_check_recv(struct ibv_qp *qp, const struct ibv_recv_wr *wr) SV_HIDDEN;
 struct ibv_mw *sv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) SV_HIDDEN;
 int sv_dealloc_mw(struct ibv_mw *mw) SV_HIDDEN;
 int sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind) SV_HIDDEN;

@@ -293,6 +293,13 @@ enum rn_status rn_qp_post_send(struct rn_qp *qp, struct rn_send_wr *wr, struct r
 enum rn_status rn_qp_post_recv(struct rn_qp *qp, const struct rn_recv_wr *wr,
 			       const struct rn_recv_wr **bad, uint32_t *posted);
 
+/* The immediate checks of one WR that a post makes in RTS, without the state and queue-space
+ * ones: RN_OK or the status the post would return for it (rn_qp_post_send's order; receive:
+ * INVALID_SGL_LENGTH, INVALID_SGL_FORMAT). The verbs layer validates with them what it
+ * completes as flushed in Error (libibverbs' rule, verbs/v_post_err.c). */
+enum rn_status rn_qp_check_send(struct rn_qp *qp, const struct rn_send_wr *wr);
+enum rn_status rn_qp_check_recv(struct rn_qp *qp, const struct rn_recv_wr *wr);
+
 /* ---- progress engine entry points -------------------------------------------------------- */
 /* The stream's fd, or -1 when no stream is associated. */
 int rn_qp_fd(struct rn_qp *qp);

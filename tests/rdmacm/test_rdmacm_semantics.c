@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 
 #include "rcm_test_util.h"
 
@@ -91,10 +92,124 @@ static void test_getaddrinfo_from_hints(void **state)
 	rdma_freeaddrinfo(res);
 }
 
+/* ---- rdma_bind_addr with port 0: the port is assigned and held at bind ---------------- */
+
+/* 0 when a kernel socket can bind addr (SO_REUSEADDR off), else errno. */
+static int kernel_bind(const struct sockaddr_in *addr)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int rc = bind(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 ? 0 : errno;
+
+	close(fd);
+	return rc;
+}
+
+static void test_bind_assigns_port(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *lis, *other, *cli;
+	struct sockaddr_in a = t_addr4("127.0.0.1", 0);
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &lis, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(lis, (struct sockaddr *)&a), 0);
+	/* qperf: the port is known right after bind, before rdma_listen */
+	uint16_t port = ntohs(rdma_get_src_port(lis));
+	assert_int_not_equal(port, 0);
+	assert_int_equal(ntohs(((struct sockaddr_in *)rdma_get_local_addr(lis))->sin_port), port);
+	/* and it is held: neither another id nor a kernel socket can take it */
+	struct sockaddr_in same = t_addr4("127.0.0.1", port);
+	assert_int_equal(kernel_bind(&same), EADDRINUSE);
+	assert_int_equal(rdma_create_id(ch, &other, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(other, (struct sockaddr *)&same), -1);
+	assert_int_equal(errno, EADDRINUSE);
+	assert_int_equal(rdma_destroy_id(other), 0);
+	/* rdma_listen listens on that port */
+	assert_int_equal(rdma_listen(lis, 4), 0);
+	assert_int_equal(ntohs(rdma_get_src_port(lis)), port);
+	assert_int_equal(rdma_create_id(ch, &cli, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(cli, NULL, (struct sockaddr *)&same, 1000), 0);
+	assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED), 0);
+	assert_int_equal(rdma_resolve_route(cli, 1000), 0);
+	assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED), 0);
+	assert_int_equal(rdma_connect(cli, NULL), 0);
+	struct rdma_cm_event *ev = t_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	assert_non_null(ev);
+	assert_ptr_equal(ev->listen_id, lis);
+	struct rdma_cm_id *child = ev->id;
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	assert_int_equal(rdma_reject(child, NULL, 0), 0);
+	assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_REJECTED), 0);
+	assert_int_equal(rdma_destroy_id(cli), 0);
+	assert_int_equal(rdma_destroy_id(child), 0);
+	assert_int_equal(rdma_destroy_id(lis), 0);
+	/* destroyed before listen: the port is free again */
+	assert_int_equal(rdma_create_id(ch, &lis, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(lis, (struct sockaddr *)&a), 0);
+	same = t_addr4("127.0.0.1", ntohs(rdma_get_src_port(lis)));
+	assert_int_equal(rdma_destroy_id(lis), 0);
+	assert_int_equal(kernel_bind(&same), 0);
+	rdma_destroy_event_channel(ch);
+}
+
+/* ---- a bound id carries its device's default PD (rdma_reg_msgs(id, ...) works) ------- */
+
+static void test_bound_id_default_pd(void **state)
+{
+	struct rdma_cm_id *id, *any, *lis;
+	struct rdma_addrinfo *res;
+	char buf[64];
+
+	(void)state;
+	/* rdma_create_ep with no PD and no QP attributes (rdma_client style) */
+	struct rdma_addrinfo h = { .ai_port_space = RDMA_PS_TCP };
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "7311", &h, &res), 0);
+	assert_int_equal(rdma_create_ep(&id, res, NULL, NULL), 0);
+	rdma_freeaddrinfo(res);
+	assert_non_null(id->verbs);
+	assert_non_null(id->pd);
+	assert_ptr_equal(id->pd->context, id->verbs);
+	struct ibv_mr *mr = rdma_reg_msgs(id, buf, sizeof(buf));
+	assert_non_null(mr);
+	assert_int_equal(rdma_dereg_mr(mr), 0);
+	struct ibv_pd *dflt = id->pd;
+	rdma_destroy_ep(id);
+
+	/* bound to a local address: the device and its default PD (the same one every time) */
+	struct sockaddr_in lo = t_addr4("127.0.0.1", 0), wild = t_addr4("0.0.0.0", 0);
+	assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	assert_null(id->pd);
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&lo), 0);
+	assert_ptr_equal(id->pd, dflt);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	/* the wildcard binds to no device: no PD, as in librdmacm */
+	assert_int_equal(rdma_create_id(NULL, &any, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_bind_addr(any, (struct sockaddr *)&wild), 0);
+	assert_null(any->verbs);
+	assert_null(any->pd);
+	assert_int_equal(rdma_destroy_id(any), 0);
+	/* rdma_resolve_addr gives it too */
+	struct sockaddr_in dst = t_addr4("127.0.0.1", 7312);
+	assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
+	assert_ptr_equal(id->pd, dflt);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	/* a passive endpoint with no PD on a local address keeps the default */
+	struct rdma_addrinfo ph = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "0", &ph, &res), 0);
+	assert_int_equal(rdma_create_ep(&lis, res, NULL, NULL), 0);
+	rdma_freeaddrinfo(res);
+	assert_ptr_equal(lis->pd, dflt);
+	rdma_destroy_ep(lis);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_getaddrinfo_from_hints),
+		cmocka_unit_test(test_bind_assigns_port),
+		cmocka_unit_test(test_bound_id_default_pd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

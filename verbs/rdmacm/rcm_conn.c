@@ -208,6 +208,7 @@ static void new_child(struct rcm_id *lis, struct rn_conn *conn)
 	c->pub = (struct rdma_cm_id){ .verbs = lis->pub.verbs ? lis->pub.verbs : rcm_dev_context(),
 				      .channel = lis->pub.channel, .context = lis->pub.context,
 				      .ps = lis->pub.ps, .port_num = 1, .qp_type = IBV_QPT_RC };
+	c->pub.pd = rcm_dev_pd(c->pub.verbs); /* the device's default PD, not the listener's */
 	c->ch = lis->ch;
 	c->listener = lis;
 	c->state = RCM_REQ_RECV;
@@ -323,20 +324,17 @@ RCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (r->state != RCM_BOUND)
 		return rcm_err(EINVAL);
 	struct sockaddr *src = &id->route.addr.src_addr;
-	struct rn_conn *l;
-	const struct rn_transport *tp;
 	struct rn_cm_cfg cfg;
 	if (cfg_for(&cfg, 0, 0) != 0) /* a SOFTRNIC_MPA we do not know: say so now */
 		return rcm_err(EINVAL);
-	int rc = softrnic_transport_default(&tp); /* kernel sockets, or DPDK */
-	if (rc == 0)
-		rc = rn_tp_listen(tp, src, sa_len(src), backlog > 0 ? backlog : 128, &l);
-	if (rc != 0)
-		return rcm_err(-rc);
+	/* the listener rdma_bind_addr opened (rcm_id.c take_port): kernel sockets, or DPDK;
+	 * its backlog is RCM_BIND_BACKLOG, ours is kept below */
+	struct rn_conn *l = r->conn;
+	if (l == NULL)
+		return rcm_err(EINVAL);
 	socklen_t len = sizeof(id->route.addr.src_storage);
-	(void)rn_conn_local_addr(l, src, &len); /* the port chosen when it was 0 */
+	(void)rn_conn_local_addr(l, src, &len); /* as the transport reports it */
 	pthread_mutex_lock(&rcm_lock);
-	r->conn = l;
 	r->backlog = backlog;
 	r->state = RCM_LISTEN;
 	rcm_engine_kick();

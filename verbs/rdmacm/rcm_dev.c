@@ -59,6 +59,13 @@ struct ibv_pd *rcm_dev_pd(struct ibv_context *ctx)
 	return pd;
 }
 
+void rcm_dev_attach(struct rdma_cm_id *id)
+{
+	id->verbs = rcm_dev_context();
+	if (id->pd == NULL)
+		id->pd = rcm_dev_pd(id->verbs);
+}
+
 void rcm_dev_max_rd(struct ibv_context *ctx, uint8_t *ird_max, uint8_t *ord_max)
 {
 	if (ctx == NULL || ctx != rcm_dev_context()) {

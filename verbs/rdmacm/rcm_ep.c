@@ -127,7 +127,8 @@ static int ep_passive(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct i
 
 	if (rdma_bind_addr(id, res->ai_src_addr) != 0)
 		return -1;
-	id->pd = pd; /* children get their QP on this PD (rdma_get_request) */
+	if (pd != NULL) /* else the device's default PD when bound to a device (librdmacm) */
+		id->pd = pd; /* children get their QP on this PD (rdma_get_request) */
 	if (attr != NULL) {
 		r->ep_attr = malloc(sizeof(*attr));
 		if (r->ep_attr == NULL)

@@ -154,6 +154,31 @@ static void set_src(struct rcm_id *r, const struct sockaddr *addr)
 	r->bound = true;
 }
 
+/* The port is taken at bind, as librdmacm's bind takes it in the kernel's port space:
+ * rdma_get_src_port answers at once (qperf publishes it before rdma_listen) and the port
+ * stays ours until rdma_listen. The listener opened here (kernel socket or DPDK, whichever
+ * transport rdma_listen uses) is what rdma_listen then accepts on; the engine leaves it
+ * alone until then. The port chosen for port 0 goes into the bound address. */
+static int take_port(struct rcm_id *r, const struct sockaddr *addr)
+{
+	const struct rn_transport *tp;
+	struct rn_conn *l;
+	struct sockaddr_storage got;
+	socklen_t len = sizeof(got);
+	int rc = softrnic_transport_default(&tp);
+
+	if (rc == 0)
+		rc = rn_tp_listen(tp, addr, sa_len(addr), RCM_BIND_BACKLOG, &l);
+	if (rc != 0)
+		return rc;
+	set_src(r, addr);
+	if (rn_conn_local_addr(l, (struct sockaddr *)&got, &len) == 0 &&
+	    got.ss_family == addr->sa_family)
+		*port_of(&r->pub.route.addr.src_addr) = *port_of((struct sockaddr *)&got);
+	r->conn = l;
+	return 0;
+}
+
 RCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	if (id == NULL || sa_len(addr) == 0)
@@ -162,12 +187,13 @@ RCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (r->state != RCM_IDLE)
 		return rcm_err(EINVAL);
 	int rc = check_local(addr);
+	if (rc == 0)
+		rc = take_port(r, addr);
 	if (rc != 0)
 		return rcm_err(-rc);
-	set_src(r, addr);
 	r->state = RCM_BOUND;
 	if (!is_wildcard(addr))
-		id->verbs = rcm_dev_context();
+		rcm_dev_attach(id);
 	return 0;
 }
 
@@ -209,7 +235,7 @@ static int resolve(struct rcm_id *r, const struct sockaddr *dst)
 	}
 	memset(&r->pub.route.addr.dst_storage, 0, sizeof(r->pub.route.addr.dst_storage));
 	memcpy(&r->pub.route.addr.dst_storage, dst, sa_len(dst));
-	r->pub.verbs = rcm_dev_context();
+	rcm_dev_attach(&r->pub);
 	r->pub.port_num = 1;
 	return r->pub.verbs != NULL ? 0 : -ENODEV;
 }
@@ -229,6 +255,10 @@ RCM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_add
 		return rcm_err(EINVAL);
 	int rc = resolve(r, dst_addr);
 	pthread_mutex_lock(&rcm_lock);
+	if (rc == 0 && r->conn != NULL) { /* active now: the port taken at bind goes */
+		rn_conn_close(r->conn);
+		r->conn = NULL;
+	}
 	if (rc == 0)
 		r->state = RCM_ADDR_RESOLVED;
 	rc = rcm_post(r, rc == 0 ? RDMA_CM_EVENT_ADDR_RESOLVED : RDMA_CM_EVENT_ADDR_ERROR, rc,

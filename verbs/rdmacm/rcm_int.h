@@ -33,6 +33,10 @@
  * 4-octet RFC 6581 block too, so with the default 512-octet PD_Length every length fits. */
 #define RCM_PD_MAX 255u
 
+/* Transport backlog of the listener rdma_bind_addr opens (rdma_listen's own backlog is
+ * counted by the library: backlog_full in cma_conn.c). */
+#define RCM_BIND_BACKLOG 128
+
 /* Explicit id states. */
 enum rcm_state {
 	RCM_IDLE,           /* created */
@@ -78,7 +82,7 @@ struct rcm_id {
 	struct rcm_id *next, *prev; /* all ids (rcm_ids) */
 	struct rcm_id *listener; /* children: the listening id (NULL once detached) */
 	struct rn_cm *cm;
-	struct rn_conn *conn;    /* listener handle (LISTEN) or QP-less stream (CONNECTED) */
+	struct rn_conn *conn;    /* listener handle (BOUND, LISTEN) or QP-less stream (CONNECTED) */
 	bool qp_linked;          /* the stream went to the QP (rcm_qp.c) */
 	atomic_bool llp_down;    /* set by the QP's LLP close callback (any thread, no lock) */
 	unsigned events_out;     /* events delivered and not acked that name this id as owner */
@@ -155,6 +159,10 @@ void rcm_id_teardown(struct rcm_id *id); /* release CM / stream / listener state
 
 struct ibv_context *rcm_dev_context(void); /* opened once; NULL if no device */
 struct ibv_pd *rcm_dev_pd(struct ibv_context *ctx);
+/* The id gets the device (id->verbs) and, unless it has one, the device's default PD as
+ * id->pd, as librdmacm's ucma_get_device does when an id is bound to a device (bind to a
+ * local address, address resolution, a connection request): rdma_reg_msgs(id) needs it. */
+void rcm_dev_attach(struct rdma_cm_id *id);
 void rcm_dev_max_rd(struct ibv_context *ctx, uint8_t *ird_max, uint8_t *ord_max);
 
 /* Hand an ESTABLISHED connection to id's QP (-errno on failure; h is consumed either way). */
