@@ -40,19 +40,33 @@ run() { # memif_csum value for both ends; "bad good" data segments of the captur
 		fail "summary missing (memif_csum $1)"
 	wait_server "memif_csum $1"
 	PORT=$((PORT + 1))
-	tshark -r "$cap" -o tcp.check_checksum:TRUE -Y "tcp.len>0" -T fields \
-		-e tcp.checksum.status 2>/dev/null |
-		awk '$1 == 0 { b++ } $1 == 1 { g++ } END { printf "%d %d\n", b, g }' >"$DPDK_DIR/counts"
+	# A data segment counts as "no checksum" when its checksum field holds exactly the
+	# pseudo-header's sum (what a sender leaves to an offload), and as "one" when tshark finds
+	# the checksum right. Not "wrong": a payload can make the pseudo-header's sum the right
+	# checksum by chance, and rping's repeating pattern makes that happen now and then.
+	tshark -r "$cap" -o tcp.check_checksum:TRUE -Y "tcp.len>0" -T fields -E separator=' ' \
+		-e ip.src -e ip.dst -e tcp.hdr_len -e tcp.len -e tcp.checksum -e tcp.checksum.status \
+		2>/dev/null | awk '
+		function words(ip,   a) { split(ip, a, "."); return (a[1] * 256 + a[2]) + (a[3] * 256 + a[4]) }
+		function hex(h,   i, v) { v = 0; h = tolower(substr(h, 3))
+			for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+			return v }
+		{
+			s = words($1) + words($2) + 6 + $3 + $4
+			while (s > 65535) s = int(s / 65536) + s % 65536
+			if (hex($5) == s) b++; else if ($6 == 1) g++; else x++
+		}
+		END { printf "%d %d %d\n", b, g, x }' >"$DPDK_DIR/counts"
 }
 
 run off
 set -- $(cat "$DPDK_DIR/counts")
-echo "memif_csum off: $1 data segments with no checksum, $2 with one"
-[ "$1" -gt 60 ] && [ "$2" -eq 0 ] || fail "memif_csum off: expected every data segment unchecksummed"
+echo "memif_csum off: $1 data segments with no checksum, $2 with one, $3 wrong"
+[ "$1" -gt 60 ] && [ "$2" -eq 0 ] && [ "$3" -eq 0 ] || fail "memif_csum off: expected every data segment unchecksummed"
 run on
 set -- $(cat "$DPDK_DIR/counts")
-echo "memif_csum on: $1 data segments with no checksum, $2 with one"
-[ "$1" -eq 0 ] && [ "$2" -gt 60 ] || fail "memif_csum on: expected every data segment checksummed"
+echo "memif_csum on: $1 data segments with no checksum, $2 with one, $3 wrong"
+[ "$2" -gt 60 ] && [ "$3" -eq 0 ] && [ "$1" -le $(($2 / 100)) ] || fail "memif_csum on: expected every data segment checksummed"
 
 # the key off on the client only: its SYNs carry the pseudo-header's sum alone
 start_server timeout "$PROG_TIMEOUT" env SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_MEMIF_CSUM=on \
