@@ -28,6 +28,13 @@ static bool is_wildcard(const struct sockaddr *sa)
 	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
 static uint16_t *port_of(struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
@@ -192,7 +199,12 @@ RCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (rc != 0)
 		return rcm_err(-rc);
 	r->state = RCM_BOUND;
-	if (!is_wildcard(addr))
+	/* An interface address binds the id to the device, as the kernel binds it to the RNIC
+	 * on that netdev. Loopback and the wildcard do not: no RNIC sits on lo (siw is attached
+	 * to a real netdev), and libfabric's verbs provider, finding a device behind 127.0.0.1,
+	 * would publish 127.0.0.1 as the endpoint's address to its peers. Connections to and
+	 * from loopback still run on softrnic; the id gets the device when one is made. */
+	if (!is_wildcard(addr) && !is_loopback(addr))
 		rcm_dev_attach(id);
 	return 0;
 }
