@@ -11,6 +11,7 @@ PACKAGES=(
   libsodium-dev iperf3                  # TCP engine: SipHash for RFC 6528 ISNs; the iperf3 baseline
   iputils-ping                          # tests/tcp/net: the kernel pings softrnic-port
   ethtool                               # veth offloads off for af_packet (tests/tcp, tests/dpdk)
+  libfabric-bin openmpi-bin libopenmpi-dev   # libfabric and Open MPI on softrnic (tests/fabric, tests/mpi)
 )
 
 missing=()
