@@ -523,6 +523,13 @@ static void head_read_req(struct rn_qp *qp)
 		seg_err_msg(qp, err, ev_irrq(err));
 		return;
 	}
+	/* The Read Response goes to the sink's TO: one that wraps 2^64 cannot be segmented
+	 * (RFC 5041 §5.1: TOs do not wrap). RFC 5040 §7: Remote Protection Error, TO Wrap. */
+	if (rr->size > 0 && rr->sink_to > UINT64_MAX - (rr->size - 1)) {
+		err = rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_TO_WRAP);
+		seg_err_msg(qp, err, ev_irrq(err));
+		return;
+	}
 	qp->rx.target = RXT_NONE;
 }
 

@@ -608,20 +608,21 @@ static bool sq_stalled(struct rn_qp *qp, const struct rn_sqe *e)
 	return false;
 }
 
-static void start_segmenting(struct rn_qp *qp, const struct ddp_hdr *tmpl, uint64_t len)
+/* 0, or -1 and *err: the message cannot be segmented (a tagged TO + length that wraps 2^64,
+ * an untagged MO past 2^32). The caller reports it: nothing of the message was framed. */
+static int start_segmenting(struct rn_qp *qp, const struct ddp_hdr *tmpl, uint64_t len,
+			    struct iwarp_err *err)
 {
-	struct iwarp_err err;
-
-	/* cannot fail: mulpdu >= 242 and lengths are checked (< 2^32) */
-	ddp_seg_init(&qp->tx.it, tmpl, len, qp->tx.mulpdu, 0, &err);
 	qp->tx.src_sge = 0;
 	qp->tx.src_off = 0;
+	return ddp_seg_init(&qp->tx.it, tmpl, len, qp->tx.mulpdu, 0, err);
 }
 
 /* RFC 7306 Immediate Data, softrnic's 8 octets (docs/wire.md): the value as posted (verbs'
  * __be32, memory order), the kind, 3 zero octets. */
-static void start_imm(struct rn_qp *qp, const struct rn_sqe *e, uint8_t kind)
+static bool start_imm(struct rn_qp *qp, struct rn_sqe *e, uint8_t kind)
 {
+	struct iwarp_err err;
 	bool se = kind == RN_IMM_KIND_WRITE && (e->wr.flags & RN_SEND_SOLICITED);
 	struct ddp_hdr h = rdmap_ddp_tmpl(se ? RDMAP_OP_IMM_DATA_SE : RDMAP_OP_IMM_DATA, 0, 0,
 					  qp->tx.msn[RDMAP_QN_SEND]++, 0);
@@ -629,13 +630,20 @@ static void start_imm(struct rn_qp *qp, const struct rn_sqe *e, uint8_t kind)
 	memset(qp->tx.body, 0, RDMAP_IMM_DATA_LEN);
 	memcpy(qp->tx.body, &e->wr.imm_data, 4);
 	qp->tx.body[4] = kind;
-	start_segmenting(qp, &h, RDMAP_IMM_DATA_LEN);
+	if (start_segmenting(qp, &h, RDMAP_IMM_DATA_LEN, &err) != 0) {   /* 8 octets at MO 0 */
+		sq_fail(qp, e, RN_WC_INVALID_WQE);
+		return false;
+	}
 	qp->tx.has_body = true;
+	return true;
 }
 
-/* The Send or Write message of a data WR (the SGL / inline payload). */
-static void start_payload(struct rn_qp *qp, const struct rn_sqe *e)
+/* The Send or Write message of a data WR (the SGL / inline payload). false: it cannot be
+ * sent (a Write whose remote TO + length wraps 2^64; a Send past DDP's 2^32 MO space): the
+ * WR completes in error and the QP goes to Error (sq_fail), as for a bad local SGE. */
+static bool start_payload(struct rn_qp *qp, struct rn_sqe *e)
 {
+	struct iwarp_err err;
 	static const enum rdmap_opcode rop[] = {
 		[RN_WR_SEND] = RDMAP_OP_SEND, [RN_WR_SEND_SE] = RDMAP_OP_SEND_SE,
 		[RN_WR_SEND_INV] = RDMAP_OP_SEND_INV, [RN_WR_SEND_SE_INV] = RDMAP_OP_SEND_SE_INV,
@@ -651,8 +659,13 @@ static void start_payload(struct rn_qp *qp, const struct rn_sqe *e)
 			: rop[e->op];
 		h = rdmap_ddp_tmpl(op, 0, 0, qp->tx.msn[RDMAP_QN_SEND]++, e->wr.wr.send.inv_stag);
 	}
-	start_segmenting(qp, &h, e->total);
+	if (start_segmenting(qp, &h, e->total, &err) != 0) {
+		sq_fail(qp, e, h.tagged && err.ecode == DDP_ECODE_T_TO_WRAP ? RN_WC_WRAP
+									   : RN_WC_INVALID_LENGTH);
+		return false;
+	}
 	qp->tx.has_body = false;
+	return true;
 }
 
 /* Send with immediate: the prefix Immediate Data first, the Send right after it (the receiver
@@ -668,26 +681,25 @@ static bool start_data(struct rn_qp *qp, struct rn_sqe *e)
 	}
 	qp->tx.more = e->op == RN_WR_SEND_IMM || e->op == RN_WR_RDMA_WRITE_IMM;
 	if (e->op == RN_WR_SEND_IMM)
-		start_imm(qp, e, RN_IMM_KIND_PREFIX);
-	else
-		start_payload(qp, e);
-	return true;
+		return start_imm(qp, e, RN_IMM_KIND_PREFIX);
+	return start_payload(qp, e);
 }
 
-/* The first message of a two-message WR was framed: start the second one. */
-static void start_second(struct rn_qp *qp, struct rn_sqe *e)
+/* The first message of a two-message WR was framed: start the second one. false: it failed
+ * (sq_fail reported it). */
+static bool start_second(struct rn_qp *qp, struct rn_sqe *e)
 {
 	qp->tx.more = false;
 	if (e->op == RN_WR_SEND_IMM)
-		start_payload(qp, e);
-	else
-		start_imm(qp, e, RN_IMM_KIND_WRITE);
+		return start_payload(qp, e);
+	return start_imm(qp, e, RN_IMM_KIND_WRITE);
 }
 
 static bool start_read(struct rn_qp *qp, struct rn_sqe *e, uint32_t idx)
 {
 	struct rdmap_read_req rr = { 0 };
 	struct rn_orq_ent *o;
+	struct iwarp_err err;
 	struct ddp_hdr h;
 
 	if (qp->alloc.ord == 0) {
@@ -714,7 +726,10 @@ static bool start_read(struct rn_qp *qp, struct rn_sqe *e, uint32_t idx)
 	o = &qp->orq[qp->orq_tail++ % qp->orq_cap];
 	*o = (struct rn_orq_ent){ idx, rr.sink_stag, rr.sink_to, rr.size, 0 };
 	h = rdmap_ddp_tmpl(RDMAP_OP_READ_REQ, 0, 0, qp->tx.msn[RDMAP_QN_READ_REQ]++, 0);
-	start_segmenting(qp, &h, RDMAP_READ_REQ_LEN);
+	if (start_segmenting(qp, &h, RDMAP_READ_REQ_LEN, &err) != 0) {   /* 28 octets at MO 0 */
+		sq_fail(qp, e, RN_WC_INVALID_WQE);
+		return false;
+	}
 	qp->tx.has_body = true;
 	return true;
 }
@@ -790,13 +805,20 @@ static bool sq_next(struct rn_qp *qp)
 static bool rresp_next(struct rn_qp *qp)
 {
 	struct rn_irq_ent *r;
+	struct iwarp_err err;
 	struct ddp_hdr h;
 
 	if (qp->irq_next == qp->irq_tail)
 		return false;
 	r = &qp->irq[qp->irq_next % qp->irq_cap];
 	h = rdmap_ddp_tmpl(RDMAP_OP_READ_RESP, r->sink_stag, r->sink_to, 0, 0);
-	start_segmenting(qp, &h, r->size);
+	if (start_segmenting(qp, &h, r->size, &err) != 0) {
+		/* the Read Request's check (head_read_req) keeps a wrapping sink out of the
+		 * IRRQ; should one get here, the peer hears of it: Terminate, TO wrap */
+		rn_qp_local_error(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_TO_WRAP),
+				  RN_QPE_IRRQ_WRAP, false);
+		return false;
+	}
 	qp->tx.has_body = false;
 	qp->tx.more = false;
 	qp->tx.cur = TXM_RRESP;
@@ -943,7 +965,9 @@ static void message_framed(struct rn_qp *qp)
 		qp->irq_next++;
 		add_mark(qp, MARK_RRESP, 0);
 	} else if (t->more) {
-		start_second(qp, rn_qp_sqe(qp, t->cur_idx));   /* same WR, no other message between */
+		/* same WR, no other message between */
+		if (!start_second(qp, rn_qp_sqe(qp, t->cur_idx)))
+			t->cur = TXM_NONE;
 		return;
 	} else if (!is_read(rn_qp_sqe(qp, t->cur_idx)->op)) {
 		add_mark(qp, MARK_SQ, t->cur_idx);   /* Read Requests complete on their response */

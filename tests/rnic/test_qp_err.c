@@ -186,6 +186,24 @@ static void test_read_no_rights_T16(void **state)
 	qbuf_free(&f->d, &sink);
 }
 
+/* Issue 27 item 3: a Write whose remote TO + length wraps 2^64 cannot be segmented: it
+ * completes in error (Wrap, IBV_WC_LOC_PROT_ERR) and A goes to Error; B never sees a
+ * segment of it (before: Success, nothing sent, QP in RTS). */
+static void test_write_remote_wrap(void **state)
+{
+	struct fx *f = *state;
+	struct qbuf src;
+	q_connect(&f->a, &f->b, false);
+	qbuf_new(&f->d, &src, 64, f->d.pd, RN_ACC_LOCAL_WRITE);
+	struct rn_rq_sge s = { (uintptr_t)src.p, 64, src.stag };
+	assert_int_equal(q_rdma(&f->a, 1, RN_WR_RDMA_WRITE, RN_SEND_SIGNALED, &s, 1, 0x1234,
+				UINT64_MAX - 7), RN_OK);
+	run_to_error(f);
+	q_expect(&f->a, &f->b, f->a.scq, 1, RN_WC_WRAP);
+	assert_int_equal(q_event(&f->d, f->b.qp), RN_AE_TERMINATE_RECEIVED);
+	qbuf_free(&f->d, &src);
+}
+
 /* T13: Send with no Receive posted -> 0x1202 (DDP "no buffer"), RQ MSN range event. */
 static void test_send_no_recv_T13(void **state)
 {
@@ -477,6 +495,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_no_rights_T16, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_write_not_enabled_T16, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_read_no_rights_T16, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_remote_wrap, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_send_no_recv_T13, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_recv_too_small_T12, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_error_flush_shape_T11, fx_setup, fx_teardown),
