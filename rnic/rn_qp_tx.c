@@ -27,6 +27,7 @@
  * transport released it (tx_released). A deregistration makes the transport copy them out
  * first (rn_mem_holder_add), so no reference outlives the memory. */
 #include "rn_qp_int.h"
+#include "rn_fault.h"
 
 #include <errno.h>
 #include <string.h>
@@ -123,20 +124,26 @@ static bool tx_room(struct rn_qp *qp, size_t limit)
 
 /* Copy every referenced octet still queued into buf, keeping wire order: the queue becomes
  * one buf entry at the end of buf. Backwards, so no buf octet is overwritten before it moved
- * (cap - tail >= ext_bytes). */
-static void tx_materialize(struct rn_qp_tx *t)
+ * (cap - tail >= ext_bytes). false: some referenced memory faulted (unmapped after its
+ * check, rn_fault.h); its octets are zeros, so the stream keeps its framing, and the caller
+ * fails the QP. */
+static bool tx_materialize(struct rn_qp_tx *t)
 {
 	size_t w = t->cap, src = t->tail;
+	bool ok = true;
 
 	if (!t->ext_bytes)
-		return;
+		return true;
 	for (uint32_t i = t->etail; i != t->ehead;) {
 		const struct tx_ent *e = &t->ent[--i % RN_TX_ENTS];
 		size_t off = i == t->ehead ? t->eoff : 0, n = e->len - off;
 
 		w -= n;
 		if (e->ext) {
-			memcpy(t->buf + w, e->ext + off, n);
+			if (!rn_copy_guarded(t->buf + w, e->ext + off, n)) {
+				memset(t->buf + w, 0, n);
+				ok = false;
+			}
 		} else {
 			src -= n;
 			memmove(t->buf + w, t->buf + src, n);
@@ -148,6 +155,16 @@ static void tx_materialize(struct rn_qp_tx *t)
 	t->ext_bytes = 0;
 	t->head = w;
 	t->tail = t->cap;
+	return ok;
+}
+
+/* Registered memory a queued reference points to faulted: which WR or Read Response it
+ * belonged to is not known here, so the whole QP fails (Terminate, QP_FATAL, every WR not
+ * complete is flushed); never a signal. */
+static void tx_ref_faulted(struct rn_qp *qp)
+{
+	rn_qp_local_error(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC),
+			  RN_QPE_LOCAL_CATASTROPHIC, false);
 }
 
 void rn_qp_tx_queue_raw(struct rn_qp *qp, const void *p, size_t n)
@@ -338,6 +355,13 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 	n = tx_send(qp, iov, cnt, ref, any_ref);
 	if (n == -EAGAIN)
 		return 0;
+	if (n == -EFAULT && any_ref) {
+		/* a referenced run was unmapped after its check: the kernel took nothing. Its
+		 * octets become zeros in buf (the FPDU stays whole), then the Terminate follows */
+		tx_materialize(t);
+		tx_ref_faulted(qp);
+		return 0;
+	}
 	if (n < 0) {
 		rn_qp_llp_send_failed(qp, (long)n);
 		return -1;
@@ -425,14 +449,16 @@ static void frame_terminate(struct rn_qp *qp)
 
 /* ---- payload gathering ------------------------------------------------------------------- */
 
-/* Copy a validated translation's runs into dst. 0, or -1 if the entry changed meanwhile. */
+/* Copy a validated translation's runs into dst. 0, -1 if the entry changed meanwhile, -2 if
+ * the memory faulted (unmapped or protected after registration, rn_fault.h). */
 static int copy_ref_out(struct rn_qp *qp, struct rn_mem_ref *ref, uint8_t *dst, uint64_t len)
 {
 	while (len) {
 		uint64_t n = ref->run < len ? ref->run : len;
 		if (n == 0)
 			return -1;
-		memcpy(dst, ref->addr, n);
+		if (!rn_copy_guarded(dst, ref->addr, n))
+			return -2;
 		dst += n;
 		len -= n;
 		if (len && rn_mem_ref_next(qp->ia.mem, ref) != 0)
@@ -476,8 +502,9 @@ static enum rn_wc_status gather_sgl(struct rn_qp *qp, struct rn_sqe *e, uint8_t 
 
 		if (st != RN_WC_SUCCESS)
 			return st;
-		if (copy_ref_out(qp, &ref, dst, n) != 0)
-			return RN_WC_INVALID_STAG;
+		int r = copy_ref_out(qp, &ref, dst, n);
+		if (r != 0)
+			return r == -2 ? RN_WC_ACCESS_VIOLATION : RN_WC_INVALID_STAG;
 		dst += n;
 		len -= (uint32_t)n;
 		qp->tx.src_off += n;
@@ -859,9 +886,14 @@ static int gather_rresp(struct rn_qp *qp, uint64_t off, uint8_t *dst, uint32_t l
 	struct iwarp_err err;
 
 	if (rn_mem_check_tagged(qp->ia.mem, qp->ia.pd, qp->alloc.qp_id, r->src_stag,
-				r->src_to + off, len, RN_ACC_REMOTE_READ, &ref, &err) == 0 &&
-	    copy_ref_out(qp, &ref, dst, len) == 0)
-		return 0;
+				r->src_to + off, len, RN_ACC_REMOTE_READ, &ref, &err) == 0) {
+		int k = copy_ref_out(qp, &ref, dst, len);
+		if (k == 0)
+			return 0;
+		/* the source's memory is gone: RFC 5040 access rights violation */
+		err = k == -2 ? rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS)
+			      : rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_INVALID_STAG);
+	}
 	if (err.layer != IWARP_LAYER_RDMAP)
 		err = rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_INVALID_STAG);
 	/* §6.4 item 5: a Terminate instead of the bad response */
@@ -887,6 +919,43 @@ static int collect_rresp(struct rn_qp *qp, uint64_t off, uint32_t len, struct io
 	if (err.layer != IWARP_LAYER_RDMAP)
 		err = rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_INVALID_STAG);
 	rn_qp_local_error(qp, err, irrq_event(err), false);
+	return -1;
+}
+
+struct zc_frame_args {
+	struct mpa_tx *mpa;
+	const struct iovec *iov;
+	unsigned cnt;
+	struct mpa_tx_frame *f;
+	int rc;
+};
+
+static void zc_frame_call(void *arg)
+{
+	struct zc_frame_args *a = arg;
+
+	a->rc = mpa_tx_frame(a->mpa, a->iov, a->cnt, a->f);
+}
+
+/* mpa_tx_frame over referenced runs: with CRC it reads them, under the guard (rn_fault.h).
+ * A fault fails what the segment belongs to, as a failed copy would (gather). */
+static int zc_frame(struct rn_qp *qp, const struct iovec *iov, unsigned cnt,
+		    struct mpa_tx_frame *f)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	struct zc_frame_args a = { &t->mpa, iov, cnt, f, 0 };
+
+	if (!t->mpa.crc)
+		return mpa_tx_frame(&t->mpa, iov, cnt, f);
+	if (rn_call_guarded(zc_frame_call, &a))
+		return a.rc;
+	if (t->cur == TXM_RRESP) {
+		rn_qp_local_error(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
+				  RN_QPE_IRRQ_ACCESS, false);
+	} else {
+		t->cur = TXM_NONE;
+		sq_fail(qp, rn_qp_sqe(qp, t->cur_idx), RN_WC_ACCESS_VIOLATION);
+	}
 	return -1;
 }
 
@@ -920,7 +989,7 @@ static int zc_segment(struct rn_qp *qp, const struct ddp_seg *s, const uint8_t *
 	}
 	if (r != 0)
 		return r > 0 ? 0 : -1;
-	if (mpa_tx_frame(&t->mpa, iov, cnt, &f) != 0)
+	if (zc_frame(qp, iov, cnt, &f) != 0)
 		return -1;
 	push_copy(t, f.hdr, MPA_HDR_LEN);
 	push_copy(t, hdr, hl);
@@ -1076,7 +1145,8 @@ void rn_qp_tx_pump(struct rn_qp *qp)
 			break;   /* the transport is full: framing more would only be copied */
 	}
 	rn_ref_once_drop(&t->src0);   /* the next pump looks the SGE up again: it may be gone */
-	tx_materialize(t);
+	if (!tx_materialize(t))
+		tx_ref_faulted(qp);
 	if (qp->conn && t->close_pending && !t->fin_sent && tx_empty(t) &&
 	    !t->term_pending) {
 		rn_conn_shutdown_write(qp->conn);   /* FIN after everything queued */

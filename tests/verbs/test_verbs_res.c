@@ -3,6 +3,7 @@
 #include "tv_util.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static char buf[3 * 4096] __attribute__((aligned(4096)));
@@ -69,6 +70,33 @@ static void test_mr_errors(void **state)
 }
 
 /* ibv_reg_mr with a non-constant access and the optional range goes to ibv_reg_mr_iova2. */
+/* Issue 27 item 2: registration of a range that is not wholly mapped fails with EFAULT (as
+ * a kernel RNIC's pinning does): 1 GiB over a 1 MiB mapping, a hole in the middle. */
+static void test_mr_unmapped(void **state)
+{
+	struct tv *t = *state;
+	size_t mib = 1u << 20;
+	uint8_t *p = mmap(NULL, 2 * mib, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr;
+
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(munmap(p + mib, mib), 0);   /* nothing mapped right after p + mib */
+	errno = 0;
+	assert_null(ibv_reg_mr(t->pd, p, (size_t)1 << 30, IBV_ACCESS_LOCAL_WRITE));
+	assert_int_equal(errno, EFAULT);
+	errno = 0;
+	assert_null(ibv_reg_mr(t->pd, p + 1, mib, IBV_ACCESS_LOCAL_WRITE));   /* one octet over */
+	assert_int_equal(errno, EFAULT);
+	mr = ibv_reg_mr(t->pd, p + 1, mib - 1, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
+	assert_int_equal(ibv_dereg_mr(mr), 0);
+	assert_int_equal(munmap(p + 4096 * 8, 4096), 0);
+	errno = 0;
+	assert_null(ibv_reg_mr(t->pd, p, mib, IBV_ACCESS_LOCAL_WRITE));
+	assert_int_equal(errno, EFAULT);
+	assert_int_equal(munmap(p, mib), 0);
+}
+
 static void test_mr_iova(void **state)
 {
 	struct tv *t = *state;
@@ -371,6 +399,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pd, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_mr, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_mr_errors, tv_setup, tv_teardown),
+		cmocka_unit_test_setup_teardown(test_mr_unmapped, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_mr_iova, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_rereg, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_mw, tv_setup, tv_teardown),
