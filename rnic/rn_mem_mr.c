@@ -1,6 +1,9 @@
 /* Memory regions: register, reregister, register shared, allocate for fast-register,
  * deallocate, query (seed-memmgmt §6.8, seed-verbs §1.6, §4.3-4.5, §4.10). */
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include "rn_mem_int.h"
 
@@ -36,6 +39,29 @@ static uint32_t acc_store(uint32_t access)
 	return (access & RN_ACC_RIGHTS) | RN_ACC_LOCAL_READ;
 }
 
+/* Every page of [addr, addr + len) is mapped in the process (a kernel RNIC's get_user_pages
+ * fails with EFAULT otherwise). mincore(2) answers ENOMEM for a range with an unmapped page:
+ * one system call per 16 MiB (its vector), no file or /proc parsing, nothing faulted in or
+ * pinned; it cannot fault itself. It does not see protections: a PROT_NONE or read-only page
+ * passes, and so does memory unmapped later; the guarded copies (rn_fault.h) turn an access
+ * to those into a protection error. */
+static bool range_mapped(const void *addr, uint64_t len)
+{
+	static _Thread_local unsigned char vec[4096];
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(pg - 1);
+	uint64_t left = ((uintptr_t)addr - a) + len;
+
+	while (left) {
+		uint64_t n = left < sizeof(vec) * pg ? left : sizeof(vec) * pg;
+		if (mincore((void *)a, (size_t)n, vec) != 0 && errno == ENOMEM)
+			return false;
+		a += (uintptr_t)n;
+		left -= n;
+	}
+	return true;
+}
+
 static enum rn_status region_args(const void *addr, uint64_t len, uint64_t iova, uint32_t access)
 {
 	if (!rn_acc_valid_mr(access))
@@ -46,6 +72,8 @@ static enum rn_status region_args(const void *addr, uint64_t len, uint64_t iova,
 		return RN_ERR_INVALID_LENGTH;
 	if (!(access & RN_ACC_ZERO_BASED) && len - 1 > UINT64_MAX - iova)
 		return RN_ERR_INVALID_VA;
+	if (!range_mapped(addr, len))
+		return RN_ERR_BAD_ADDRESS;
 	return RN_OK;
 }
 

@@ -2,6 +2,7 @@
  * the glue that carries out what rn_qp_state decides (flushes, Terminate, LLP close / reset,
  * async events). Transmit is in rn_qp_tx.c, receive in rn_qp_rx.c. */
 #include "rn_qp_int.h"
+#include "rn_fault.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -525,6 +526,7 @@ enum rn_status rn_qp_create(const struct rn_qp_init_attr *attr, struct rn_qp **o
 
 	if (!attr || !out)
 		return RN_ERR_INVALID_MODIFIER;
+	rn_fault_install();   /* before the QP touches registered memory (rn_fault.h) */
 	lim = attr->limits;
 	resolve_limits(&lim);
 	st = check_create(attr, &lim);

@@ -23,6 +23,7 @@
  *     skipped. Everything else (framing, versions, QN / MSN / MO, opcodes, Read Responses)
  *     terminates as on any QP. */
 #include "rn_qp_int.h"
+#include "rn_fault.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -261,14 +262,17 @@ static void raise_seg_error(struct rn_qp *qp)
 
 /* ---- placement ---------------------------------------------------------------------------- */
 
+/* 0; -1 the entry changed meanwhile; -2 the memory faulted (unmapped or protected after
+ * registration: rn_fault.h). */
 static int copy_in(struct rn_qp *qp, struct rn_mem_ref *ref, const uint8_t *src, uint64_t len)
 {
 	while (len) {
 		uint64_t n = ref->run < len ? ref->run : len;
 		if (n == 0)
 			return -1;
-		if (ref->addr != src)   /* direct placement: the octets already are there */
-			memcpy(ref->addr, src, n);
+		/* direct placement: the octets already are there */
+		if (ref->addr != src && !rn_copy_guarded(ref->addr, src, n))
+			return -2;
 		src += n;
 		len -= n;
 		if (len && rn_mem_ref_next(qp->ia.mem, ref) != 0)
@@ -304,7 +308,10 @@ static void place_tagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint64_
 		seg_err_msg(qp, err, ev_for(qp, err));
 		return;
 	}
-	if (copy_in(qp, &ref, d, len) != 0)
+	int r = copy_in(qp, &ref, d, len);
+	if (r == -2)   /* the sink's memory is gone: RFC 5040 access rights violation */
+		seg_err_msg(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS), RN_QPE_ACCESS);
+	else if (r != 0)
 		seg_err_msg(qp, ddp_err_tagged(DDP_ECODE_T_INVALID_STAG), RN_QPE_STAG_INVALID);
 }
 
@@ -330,9 +337,11 @@ static void place_untagged(struct rn_qp *qp, const uint8_t *d, size_t len, uint6
 		if (!(i == 0 && in == 0 && rn_ref_once_take(&rx->wqe0, &ref)))
 			st = rn_mem_check_local_sge(qp->ia.mem, rq_pd(qp), fl, s->stag, s->addr + in,
 						    n, RN_ACC_LOCAL_WRITE, &ref);
-		if (st != RN_WC_SUCCESS || copy_in(qp, &ref, d, n) != 0) {
-			seg_err_wc(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC),
-				   st != RN_WC_SUCCESS ? st : RN_WC_INVALID_STAG);
+		int r = st == RN_WC_SUCCESS ? copy_in(qp, &ref, d, n) : 0;
+		if (st != RN_WC_SUCCESS || r != 0) {
+			if (st == RN_WC_SUCCESS)   /* -2: the Receive's memory faulted */
+				st = r == -2 ? RN_WC_ACCESS_VIOLATION : RN_WC_INVALID_STAG;
+			seg_err_wc(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC), st);
 			return;
 		}
 		d += n;
@@ -520,6 +529,13 @@ static void head_read_req(struct rn_qp *qp)
 	}
 	if (rn_mem_check_tagged(qp->ia.mem, qp->ia.pd, qp->alloc.qp_id, rr->src_stag, rr->src_to,
 				rr->size, RN_ACC_REMOTE_READ, &ref, &err) != 0) {
+		seg_err_msg(qp, err, ev_irrq(err));
+		return;
+	}
+	/* The Read Response goes to the sink's TO: one that wraps 2^64 cannot be segmented
+	 * (RFC 5041 §5.1: TOs do not wrap). RFC 5040 §7: Remote Protection Error, TO Wrap. */
+	if (rr->size > 0 && rr->sink_to > UINT64_MAX - (rr->size - 1)) {
+		err = rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_TO_WRAP);
 		seg_err_msg(qp, err, ev_irrq(err));
 		return;
 	}
@@ -983,6 +999,13 @@ int rn_qp_rx_run(struct rn_qp *qp)
 		if (want > RN_QP_RX_BUDGET - total)
 			want = RN_QP_RX_BUDGET - total; /* at most RN_QP_RX_BUDGET octets a call */
 		n = rn_conn_recv(qp->conn, dst, want);
+		if (n == -EFAULT && dst != rx->buf) {
+			/* the target run was unmapped after its check: the kernel refused to write
+			 * it (nothing read). Read into the buffer: the guarded placement reports it */
+			dst = rx->buf;
+			want = want < RN_QP_RX_BUF ? want : RN_QP_RX_BUF;
+			n = rn_conn_recv(qp->conn, dst, want);
+		}
 		int stop = rx_read_stop(qp, n, did);
 		if (stop >= 0)
 			return stop;

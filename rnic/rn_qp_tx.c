@@ -27,6 +27,7 @@
  * transport released it (tx_released). A deregistration makes the transport copy them out
  * first (rn_mem_holder_add), so no reference outlives the memory. */
 #include "rn_qp_int.h"
+#include "rn_fault.h"
 
 #include <errno.h>
 #include <string.h>
@@ -123,20 +124,26 @@ static bool tx_room(struct rn_qp *qp, size_t limit)
 
 /* Copy every referenced octet still queued into buf, keeping wire order: the queue becomes
  * one buf entry at the end of buf. Backwards, so no buf octet is overwritten before it moved
- * (cap - tail >= ext_bytes). */
-static void tx_materialize(struct rn_qp_tx *t)
+ * (cap - tail >= ext_bytes). false: some referenced memory faulted (unmapped after its
+ * check, rn_fault.h); its octets are zeros, so the stream keeps its framing, and the caller
+ * fails the QP. */
+static bool tx_materialize(struct rn_qp_tx *t)
 {
 	size_t w = t->cap, src = t->tail;
+	bool ok = true;
 
 	if (!t->ext_bytes)
-		return;
+		return true;
 	for (uint32_t i = t->etail; i != t->ehead;) {
 		const struct tx_ent *e = &t->ent[--i % RN_TX_ENTS];
 		size_t off = i == t->ehead ? t->eoff : 0, n = e->len - off;
 
 		w -= n;
 		if (e->ext) {
-			memcpy(t->buf + w, e->ext + off, n);
+			if (!rn_copy_guarded(t->buf + w, e->ext + off, n)) {
+				memset(t->buf + w, 0, n);
+				ok = false;
+			}
 		} else {
 			src -= n;
 			memmove(t->buf + w, t->buf + src, n);
@@ -148,6 +155,16 @@ static void tx_materialize(struct rn_qp_tx *t)
 	t->ext_bytes = 0;
 	t->head = w;
 	t->tail = t->cap;
+	return ok;
+}
+
+/* Registered memory a queued reference points to faulted: which WR or Read Response it
+ * belonged to is not known here, so the whole QP fails (Terminate, QP_FATAL, every WR not
+ * complete is flushed); never a signal. */
+static void tx_ref_faulted(struct rn_qp *qp)
+{
+	rn_qp_local_error(qp, rdmap_err(RDMAP_ETYPE_CATASTROPHIC, RDMAP_ECODE_CATASTROPHIC),
+			  RN_QPE_LOCAL_CATASTROPHIC, false);
 }
 
 void rn_qp_tx_queue_raw(struct rn_qp *qp, const void *p, size_t n)
@@ -338,6 +355,13 @@ static long tx_flush(struct rn_qp *qp, bool *all)
 	n = tx_send(qp, iov, cnt, ref, any_ref);
 	if (n == -EAGAIN)
 		return 0;
+	if (n == -EFAULT && any_ref) {
+		/* a referenced run was unmapped after its check: the kernel took nothing. Its
+		 * octets become zeros in buf (the FPDU stays whole), then the Terminate follows */
+		tx_materialize(t);
+		tx_ref_faulted(qp);
+		return 0;
+	}
 	if (n < 0) {
 		rn_qp_llp_send_failed(qp, (long)n);
 		return -1;
@@ -425,14 +449,16 @@ static void frame_terminate(struct rn_qp *qp)
 
 /* ---- payload gathering ------------------------------------------------------------------- */
 
-/* Copy a validated translation's runs into dst. 0, or -1 if the entry changed meanwhile. */
+/* Copy a validated translation's runs into dst. 0, -1 if the entry changed meanwhile, -2 if
+ * the memory faulted (unmapped or protected after registration, rn_fault.h). */
 static int copy_ref_out(struct rn_qp *qp, struct rn_mem_ref *ref, uint8_t *dst, uint64_t len)
 {
 	while (len) {
 		uint64_t n = ref->run < len ? ref->run : len;
 		if (n == 0)
 			return -1;
-		memcpy(dst, ref->addr, n);
+		if (!rn_copy_guarded(dst, ref->addr, n))
+			return -2;
 		dst += n;
 		len -= n;
 		if (len && rn_mem_ref_next(qp->ia.mem, ref) != 0)
@@ -476,8 +502,9 @@ static enum rn_wc_status gather_sgl(struct rn_qp *qp, struct rn_sqe *e, uint8_t 
 
 		if (st != RN_WC_SUCCESS)
 			return st;
-		if (copy_ref_out(qp, &ref, dst, n) != 0)
-			return RN_WC_INVALID_STAG;
+		int r = copy_ref_out(qp, &ref, dst, n);
+		if (r != 0)
+			return r == -2 ? RN_WC_ACCESS_VIOLATION : RN_WC_INVALID_STAG;
 		dst += n;
 		len -= (uint32_t)n;
 		qp->tx.src_off += n;
@@ -608,20 +635,21 @@ static bool sq_stalled(struct rn_qp *qp, const struct rn_sqe *e)
 	return false;
 }
 
-static void start_segmenting(struct rn_qp *qp, const struct ddp_hdr *tmpl, uint64_t len)
+/* 0, or -1 and *err: the message cannot be segmented (a tagged TO + length that wraps 2^64,
+ * an untagged MO past 2^32). The caller reports it: nothing of the message was framed. */
+static int start_segmenting(struct rn_qp *qp, const struct ddp_hdr *tmpl, uint64_t len,
+			    struct iwarp_err *err)
 {
-	struct iwarp_err err;
-
-	/* cannot fail: mulpdu >= 242 and lengths are checked (< 2^32) */
-	ddp_seg_init(&qp->tx.it, tmpl, len, qp->tx.mulpdu, 0, &err);
 	qp->tx.src_sge = 0;
 	qp->tx.src_off = 0;
+	return ddp_seg_init(&qp->tx.it, tmpl, len, qp->tx.mulpdu, 0, err);
 }
 
 /* RFC 7306 Immediate Data, softrnic's 8 octets (docs/wire.md): the value as posted (verbs'
  * __be32, memory order), the kind, 3 zero octets. */
-static void start_imm(struct rn_qp *qp, const struct rn_sqe *e, uint8_t kind)
+static bool start_imm(struct rn_qp *qp, struct rn_sqe *e, uint8_t kind)
 {
+	struct iwarp_err err;
 	bool se = kind == RN_IMM_KIND_WRITE && (e->wr.flags & RN_SEND_SOLICITED);
 	struct ddp_hdr h = rdmap_ddp_tmpl(se ? RDMAP_OP_IMM_DATA_SE : RDMAP_OP_IMM_DATA, 0, 0,
 					  qp->tx.msn[RDMAP_QN_SEND]++, 0);
@@ -629,13 +657,20 @@ static void start_imm(struct rn_qp *qp, const struct rn_sqe *e, uint8_t kind)
 	memset(qp->tx.body, 0, RDMAP_IMM_DATA_LEN);
 	memcpy(qp->tx.body, &e->wr.imm_data, 4);
 	qp->tx.body[4] = kind;
-	start_segmenting(qp, &h, RDMAP_IMM_DATA_LEN);
+	if (start_segmenting(qp, &h, RDMAP_IMM_DATA_LEN, &err) != 0) {   /* 8 octets at MO 0 */
+		sq_fail(qp, e, RN_WC_INVALID_WQE);
+		return false;
+	}
 	qp->tx.has_body = true;
+	return true;
 }
 
-/* The Send or Write message of a data WR (the SGL / inline payload). */
-static void start_payload(struct rn_qp *qp, const struct rn_sqe *e)
+/* The Send or Write message of a data WR (the SGL / inline payload). false: it cannot be
+ * sent (a Write whose remote TO + length wraps 2^64; a Send past DDP's 2^32 MO space): the
+ * WR completes in error and the QP goes to Error (sq_fail), as for a bad local SGE. */
+static bool start_payload(struct rn_qp *qp, struct rn_sqe *e)
 {
+	struct iwarp_err err;
 	static const enum rdmap_opcode rop[] = {
 		[RN_WR_SEND] = RDMAP_OP_SEND, [RN_WR_SEND_SE] = RDMAP_OP_SEND_SE,
 		[RN_WR_SEND_INV] = RDMAP_OP_SEND_INV, [RN_WR_SEND_SE_INV] = RDMAP_OP_SEND_SE_INV,
@@ -651,8 +686,13 @@ static void start_payload(struct rn_qp *qp, const struct rn_sqe *e)
 			: rop[e->op];
 		h = rdmap_ddp_tmpl(op, 0, 0, qp->tx.msn[RDMAP_QN_SEND]++, e->wr.wr.send.inv_stag);
 	}
-	start_segmenting(qp, &h, e->total);
+	if (start_segmenting(qp, &h, e->total, &err) != 0) {
+		sq_fail(qp, e, h.tagged && err.ecode == DDP_ECODE_T_TO_WRAP ? RN_WC_WRAP
+									   : RN_WC_INVALID_LENGTH);
+		return false;
+	}
 	qp->tx.has_body = false;
+	return true;
 }
 
 /* Send with immediate: the prefix Immediate Data first, the Send right after it (the receiver
@@ -668,26 +708,25 @@ static bool start_data(struct rn_qp *qp, struct rn_sqe *e)
 	}
 	qp->tx.more = e->op == RN_WR_SEND_IMM || e->op == RN_WR_RDMA_WRITE_IMM;
 	if (e->op == RN_WR_SEND_IMM)
-		start_imm(qp, e, RN_IMM_KIND_PREFIX);
-	else
-		start_payload(qp, e);
-	return true;
+		return start_imm(qp, e, RN_IMM_KIND_PREFIX);
+	return start_payload(qp, e);
 }
 
-/* The first message of a two-message WR was framed: start the second one. */
-static void start_second(struct rn_qp *qp, struct rn_sqe *e)
+/* The first message of a two-message WR was framed: start the second one. false: it failed
+ * (sq_fail reported it). */
+static bool start_second(struct rn_qp *qp, struct rn_sqe *e)
 {
 	qp->tx.more = false;
 	if (e->op == RN_WR_SEND_IMM)
-		start_payload(qp, e);
-	else
-		start_imm(qp, e, RN_IMM_KIND_WRITE);
+		return start_payload(qp, e);
+	return start_imm(qp, e, RN_IMM_KIND_WRITE);
 }
 
 static bool start_read(struct rn_qp *qp, struct rn_sqe *e, uint32_t idx)
 {
 	struct rdmap_read_req rr = { 0 };
 	struct rn_orq_ent *o;
+	struct iwarp_err err;
 	struct ddp_hdr h;
 
 	if (qp->alloc.ord == 0) {
@@ -714,7 +753,10 @@ static bool start_read(struct rn_qp *qp, struct rn_sqe *e, uint32_t idx)
 	o = &qp->orq[qp->orq_tail++ % qp->orq_cap];
 	*o = (struct rn_orq_ent){ idx, rr.sink_stag, rr.sink_to, rr.size, 0 };
 	h = rdmap_ddp_tmpl(RDMAP_OP_READ_REQ, 0, 0, qp->tx.msn[RDMAP_QN_READ_REQ]++, 0);
-	start_segmenting(qp, &h, RDMAP_READ_REQ_LEN);
+	if (start_segmenting(qp, &h, RDMAP_READ_REQ_LEN, &err) != 0) {   /* 28 octets at MO 0 */
+		sq_fail(qp, e, RN_WC_INVALID_WQE);
+		return false;
+	}
 	qp->tx.has_body = true;
 	return true;
 }
@@ -790,13 +832,20 @@ static bool sq_next(struct rn_qp *qp)
 static bool rresp_next(struct rn_qp *qp)
 {
 	struct rn_irq_ent *r;
+	struct iwarp_err err;
 	struct ddp_hdr h;
 
 	if (qp->irq_next == qp->irq_tail)
 		return false;
 	r = &qp->irq[qp->irq_next % qp->irq_cap];
 	h = rdmap_ddp_tmpl(RDMAP_OP_READ_RESP, r->sink_stag, r->sink_to, 0, 0);
-	start_segmenting(qp, &h, r->size);
+	if (start_segmenting(qp, &h, r->size, &err) != 0) {
+		/* the Read Request's check (head_read_req) keeps a wrapping sink out of the
+		 * IRRQ; should one get here, the peer hears of it: Terminate, TO wrap */
+		rn_qp_local_error(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_TO_WRAP),
+				  RN_QPE_IRRQ_WRAP, false);
+		return false;
+	}
 	qp->tx.has_body = false;
 	qp->tx.more = false;
 	qp->tx.cur = TXM_RRESP;
@@ -837,9 +886,14 @@ static int gather_rresp(struct rn_qp *qp, uint64_t off, uint8_t *dst, uint32_t l
 	struct iwarp_err err;
 
 	if (rn_mem_check_tagged(qp->ia.mem, qp->ia.pd, qp->alloc.qp_id, r->src_stag,
-				r->src_to + off, len, RN_ACC_REMOTE_READ, &ref, &err) == 0 &&
-	    copy_ref_out(qp, &ref, dst, len) == 0)
-		return 0;
+				r->src_to + off, len, RN_ACC_REMOTE_READ, &ref, &err) == 0) {
+		int k = copy_ref_out(qp, &ref, dst, len);
+		if (k == 0)
+			return 0;
+		/* the source's memory is gone: RFC 5040 access rights violation */
+		err = k == -2 ? rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS)
+			      : rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_INVALID_STAG);
+	}
 	if (err.layer != IWARP_LAYER_RDMAP)
 		err = rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_INVALID_STAG);
 	/* §6.4 item 5: a Terminate instead of the bad response */
@@ -865,6 +919,43 @@ static int collect_rresp(struct rn_qp *qp, uint64_t off, uint32_t len, struct io
 	if (err.layer != IWARP_LAYER_RDMAP)
 		err = rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_INVALID_STAG);
 	rn_qp_local_error(qp, err, irrq_event(err), false);
+	return -1;
+}
+
+struct zc_frame_args {
+	struct mpa_tx *mpa;
+	const struct iovec *iov;
+	unsigned cnt;
+	struct mpa_tx_frame *f;
+	int rc;
+};
+
+static void zc_frame_call(void *arg)
+{
+	struct zc_frame_args *a = arg;
+
+	a->rc = mpa_tx_frame(a->mpa, a->iov, a->cnt, a->f);
+}
+
+/* mpa_tx_frame over referenced runs: with CRC it reads them, under the guard (rn_fault.h).
+ * A fault fails what the segment belongs to, as a failed copy would (gather). */
+static int zc_frame(struct rn_qp *qp, const struct iovec *iov, unsigned cnt,
+		    struct mpa_tx_frame *f)
+{
+	struct rn_qp_tx *t = &qp->tx;
+	struct zc_frame_args a = { &t->mpa, iov, cnt, f, 0 };
+
+	if (!t->mpa.crc)
+		return mpa_tx_frame(&t->mpa, iov, cnt, f);
+	if (rn_call_guarded(zc_frame_call, &a))
+		return a.rc;
+	if (t->cur == TXM_RRESP) {
+		rn_qp_local_error(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
+				  RN_QPE_IRRQ_ACCESS, false);
+	} else {
+		t->cur = TXM_NONE;
+		sq_fail(qp, rn_qp_sqe(qp, t->cur_idx), RN_WC_ACCESS_VIOLATION);
+	}
 	return -1;
 }
 
@@ -898,7 +989,7 @@ static int zc_segment(struct rn_qp *qp, const struct ddp_seg *s, const uint8_t *
 	}
 	if (r != 0)
 		return r > 0 ? 0 : -1;
-	if (mpa_tx_frame(&t->mpa, iov, cnt, &f) != 0)
+	if (zc_frame(qp, iov, cnt, &f) != 0)
 		return -1;
 	push_copy(t, f.hdr, MPA_HDR_LEN);
 	push_copy(t, hdr, hl);
@@ -943,7 +1034,9 @@ static void message_framed(struct rn_qp *qp)
 		qp->irq_next++;
 		add_mark(qp, MARK_RRESP, 0);
 	} else if (t->more) {
-		start_second(qp, rn_qp_sqe(qp, t->cur_idx));   /* same WR, no other message between */
+		/* same WR, no other message between */
+		if (!start_second(qp, rn_qp_sqe(qp, t->cur_idx)))
+			t->cur = TXM_NONE;
 		return;
 	} else if (!is_read(rn_qp_sqe(qp, t->cur_idx)->op)) {
 		add_mark(qp, MARK_SQ, t->cur_idx);   /* Read Requests complete on their response */
@@ -1052,7 +1145,8 @@ void rn_qp_tx_pump(struct rn_qp *qp)
 			break;   /* the transport is full: framing more would only be copied */
 	}
 	rn_ref_once_drop(&t->src0);   /* the next pump looks the SGE up again: it may be gone */
-	tx_materialize(t);
+	if (!tx_materialize(t))
+		tx_ref_faulted(qp);
 	if (qp->conn && t->close_pending && !t->fin_sent && tx_empty(t) &&
 	    !t->term_pending) {
 		rn_conn_shutdown_write(qp->conn);   /* FIN after everything queued */

@@ -45,6 +45,7 @@ static const char *const rn_status_names[RN_STATUS_COUNT] = {
 	[RN_ERR_INVALID_SGL_FORMAT] = "Invalid Scatter/Gather list format",
 	[RN_ERR_INVALID_SGL_LENGTH] = "Invalid Scatter/Gather list length",
 	[RN_ERR_RQ_HAS_SRQ] = "RQ Associated with S-RQ",
+	[RN_ERR_BAD_ADDRESS] = "Memory range not mapped",
 	[RN_ERR_INVALID_NOTIFY_TYPE] = "Invalid Notify Type",
 };
 

@@ -17,14 +17,14 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
-	ch = calloc(1, sizeof(*ch));
+	ch = sv_obj_alloc(SV_OBJ_CH, sizeof(*ch));
 	if (!ch) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	rc = sv_errno(rn_device_channel_create(sv_ctx(context)->dev, &ch->rn));
 	if (rc) {
-		free(ch);
+		sv_obj_free(SV_OBJ_CH, ch);
 		errno = rc;
 		return NULL;
 	}
@@ -60,7 +60,7 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (rc)
 		return rc;
 	ch->magic = 0;
-	free(ch);
+	sv_obj_free(SV_OBJ_CH, ch);
 	return 0;
 }
 
@@ -116,7 +116,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		return NULL;
 	}
 	c = sv_ctx(context);
-	q = calloc(1, sizeof(*q));
+	q = sv_obj_alloc(SV_OBJ_CQ, sizeof(*q));
 	if (!q) {
 		errno = ENOMEM;
 		return NULL;
@@ -124,7 +124,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 	st = rn_device_cq_create(c->dev, (uint32_t)cqe, channel ? sv_channel(channel)->rn : NULL,
 				 q, &q->rn, &size);
 	if (st) {
-		free(q);
+		sv_obj_free(SV_OBJ_CQ, q);
 		errno = sv_errno(st);
 		return NULL;
 	}
@@ -165,7 +165,7 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 	q->magic = 0;
 	pthread_mutex_destroy(&cq->mutex);
 	pthread_cond_destroy(&cq->cond);
-	free(q);
+	sv_obj_free(SV_OBJ_CQ, q);
 	return 0;
 }
 

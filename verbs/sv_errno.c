@@ -52,6 +52,7 @@ static const int sv_errno_tab[RN_STATUS_COUNT] = {
 	[RN_ERR_INVALID_SGL_LENGTH] = EINVAL,    /* num_sge over the QP's max */
 	[RN_ERR_RQ_HAS_SRQ] = EINVAL,            /* ibv_post_recv on a QP with an SRQ */
 	[RN_ERR_INVALID_NOTIFY_TYPE] = EINVAL,
+	[RN_ERR_BAD_ADDRESS] = EFAULT,           /* reg_mr of unmapped memory: as the kernel */
 };
 
 int sv_errno(enum rn_status s)

@@ -59,14 +59,14 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
-	p = calloc(1, sizeof(*p));
+	p = sv_obj_alloc(SV_OBJ_PD, sizeof(*p));
 	if (!p) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	st = rn_mem_pd_alloc(c->mem, &id);
 	if (st) {
-		free(p);
+		sv_obj_free(SV_OBJ_PD, p);
 		errno = sv_errno(st);
 		return NULL;
 	}
@@ -88,14 +88,14 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 	if (st)
 		return sv_errno(st);
 	p->magic = 0;
-	free(p);
+	sv_obj_free(SV_OBJ_PD, p);
 	return 0;
 }
 
 /* ---- memory regions --------------------------------------------------------------------- */
 static struct ibv_mr *sv_mr_new(struct ibv_pd *pd, void *addr, size_t len, rn_stag_t stag)
 {
-	struct sv_mr *m = calloc(1, sizeof(*m));
+	struct sv_mr *m = sv_obj_alloc(SV_OBJ_MR, sizeof(*m));
 
 	if (!m)
 		return NULL;
@@ -245,7 +245,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 			return sv_errno(st);
 	}
 	m->magic = 0;
-	free(m);
+	sv_obj_free(SV_OBJ_MR, m);
 	return 0;
 }
 
@@ -289,7 +289,7 @@ struct ibv_mw *sv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		return NULL;
 	}
 	mem = sv_ctx(pd->context)->mem;
-	w = calloc(1, sizeof(*w));
+	w = sv_obj_alloc(SV_OBJ_MW, sizeof(*w));
 	if (!w) {
 		errno = ENOMEM;
 		return NULL;
@@ -297,7 +297,7 @@ struct ibv_mw *sv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	st = rn_mem_alloc_mw(mem, p->id, type == IBV_MW_TYPE_1 ? RN_MW_TYPE1 : RN_MW_TYPE2,
 			     &stag);
 	if (st) {
-		free(w);
+		sv_obj_free(SV_OBJ_MW, w);
 		errno = sv_errno(st);
 		return NULL;
 	}
@@ -321,6 +321,6 @@ int sv_dealloc_mw(struct ibv_mw *mw)
 	if (st)
 		return sv_errno(st);
 	w->magic = 0;
-	free(w);
+	sv_obj_free(SV_OBJ_MW, w);
 	return 0;
 }

@@ -163,7 +163,7 @@ struct ibv_qp *sv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *in, unsi
 
 	if (!rc && (ext & ~SOFTRNIC_QP_FLAGS_ALL))
 		rc = EINVAL;
-	if (rc || !(q = calloc(1, sizeof(*q)))) {
+	if (rc || !(q = sv_obj_alloc(SV_OBJ_QP, sizeof(*q)))) {
 		errno = rc ? rc : ENOMEM;
 		return NULL;
 	}
@@ -172,7 +172,7 @@ struct ibv_qp *sv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *in, unsi
 	a.ev_handle = q;
 	st = rn_device_qp_create(c->dev, &a, &q->rn, &al);
 	if (st) {
-		free(q);
+		sv_obj_free(SV_OBJ_QP, q);
 		errno = sv_errno(st);
 		return NULL;
 	}
@@ -396,7 +396,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&q->close_mtx);
-	free(q);
+	sv_obj_free(SV_OBJ_QP, q);
 	return 0;
 }
 

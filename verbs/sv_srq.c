@@ -31,7 +31,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 		return NULL;
 	}
 	c = sv_ctx(pd->context);
-	s = calloc(1, sizeof(*s));
+	s = sv_obj_alloc(SV_OBJ_SRQ, sizeof(*s));
 	if (!s) {
 		errno = ENOMEM;
 		return NULL;
@@ -41,7 +41,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 				  .limit = init->attr.srq_limit, .pd = sv_pd(pd)->id, .context = s };
 	st = rn_device_srq_create(c->dev, &a, &s->rn, &wr, &sge);
 	if (st) {
-		free(s);
+		sv_obj_free(SV_OBJ_SRQ, s);
 		errno = sv_errno(st);
 		return NULL;
 	}
@@ -104,7 +104,7 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 	s->magic = 0;
 	pthread_mutex_destroy(&srq->mutex);
 	pthread_cond_destroy(&srq->cond);
-	free(s);
+	sv_obj_free(SV_OBJ_SRQ, s);
 	return 0;
 }
 

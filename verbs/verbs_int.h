@@ -102,6 +102,19 @@ struct sv_qp {
 	void *close_arg;
 };
 
+/* ---- handle lifetime (sv_obj.c) -------------------------------------------------------- *
+ * Clearing the magic on destroy cannot by itself make a second destroy fail: were the
+ * memory freed, the second call's check would read freed memory (a use after free: ASan
+ * reports it, and a reallocation can put anything there). So the objects below are allocated
+ * with sv_obj_alloc and released with sv_obj_free, which keeps their memory, magic cleared,
+ * type-stable: a destroyed handle reads as dead (EINVAL) until SV_OBJ_REUSE_AFTER more of its
+ * kind were destroyed. Callers clear the magic (and destroy any mutex) before sv_obj_free. */
+enum sv_obj_kind { SV_OBJ_PD, SV_OBJ_MR, SV_OBJ_MW, SV_OBJ_CH, SV_OBJ_CQ, SV_OBJ_SRQ,
+		   SV_OBJ_QP, SV_OBJ_KINDS };
+/* Zeroed memory for an object of kind k (always the same size per kind); NULL: no memory. */
+void *sv_obj_alloc(enum sv_obj_kind k, size_t size) SV_HIDDEN;
+void sv_obj_free(enum sv_obj_kind k, void *obj) SV_HIDDEN;
+
 /* ---- handle checks: NULL and foreign handles are rejected ------------------------------ */
 static inline uint32_t sv_tag(const void *obj, uint32_t magic)
 {

@@ -15,6 +15,10 @@
 
 enum perf_test { PERF_WRITE, PERF_READ, PERF_SEND };
 
+/* Largest message size a server accepts from a client (perf_params.max_size 0): the server
+ * registers two buffers of that size on the client's word, so a larger one is refused. */
+#define PERF_MAX_SIZE_DEFAULT (64u << 20)
+
 struct perf_params {
 	enum perf_test test;
 	bool lat;               /* latency (ping-pong / one at a time) instead of bandwidth */
@@ -27,6 +31,7 @@ struct perf_params {
 	enum vx_poll mode;      /* VX_BUSY (perftest's way) or VX_YIELD (shares a core) */
 	bool poll_cq;           /* write_lat: poll the CQ on every spin on the target byte */
 	int timeout_ms;         /* limit for any single wait */
+	uint32_t max_size;      /* server: largest size taken from a client; 0 = PERF_MAX_SIZE_DEFAULT */
 	FILE *log;              /* banner and connection lines; NULL = quiet */
 	/* Interleaving (bench/rdma): every `between_every` iterations, outside the measured
 	 * time, call between(between_arg); non-zero fails the run. Latency tests call it on both

@@ -169,8 +169,12 @@ static int read_ctl(struct perf_sess *s)
 		s->p.iters = be32toh(m->iters);
 		s->p.tx_depth = be32toh(m->depth);
 		s->p.poll_cq = be32toh(m->poll_cq) != 0;
-		if (s->p.test > PERF_SEND || s->p.iters == 0 || s->p.size > (1u << 31))
+		uint32_t max = s->p.max_size ? s->p.max_size : PERF_MAX_SIZE_DEFAULT;
+		if (s->p.test > PERF_SEND || s->p.iters == 0)
 			return fprintf(stderr, "softrnic-perf: bad parameters from client\n"), -1;
+		if (s->p.size > max)
+			return fprintf(stderr, "softrnic-perf: client asked for %u-byte messages, over the"
+			               " server's limit of %u bytes (-M); refused\n", s->p.size, max), -1;
 	}
 	s->raddr = be64toh(m->addr);
 	s->rkey = be32toh(m->rkey);

@@ -1,7 +1,7 @@
 /* softrnic-perf: perftest-style bandwidth and latency tests over rdma_cm (like ib_*_bw /
  * ib_*_lat with -R), in one program.
  *
- *   server: softrnic-perf [-b BIND_ADDR] [-p PORT] [options]
+ *   server: softrnic-perf [-b BIND_ADDR] [-p PORT] [-M MAX] [options]
  *   client: softrnic-perf -t write|read|send [-l] [-s SIZE] [-n ITERS] [options] SERVER
  *
  *   -t TEST   write (default), read or send      -l        latency instead of bandwidth
@@ -14,6 +14,9 @@
  *             server takes it from the client). Without it the target only spins on memory
  *             and reaps its CQ every 4096 spins, as ib_write_lat does.
  *   -T SEC    give up when a wait exceeds SEC seconds (default 30)   -q  no banner
+ *   -M MAX    server: largest message size it accepts from a client (default 64 MiB, at most
+ *             2 GiB); it registers two buffers of the client's size, so a client asking for
+ *             more is refused (message, exit 1) before anything is allocated
  *
  * The server takes the test parameters from the client. The client prints perftest's result
  * table: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9% [usec] for latency
@@ -29,7 +32,9 @@
 
 static const char usage_text[] =
 	"usage: softrnic-perf [-t write|read|send] [-l] [-s SIZE] [-n ITERS] [-d DEPTH] [-p PORT]"
-	" [-b ADDR] [-R] [-y] [-P] [-T SEC] [-q] [SERVER]\n";
+	" [-b ADDR] [-M MAX] [-R] [-y] [-P] [-T SEC] [-q] [SERVER]\n"
+	"  -M MAX  server: largest message size accepted from a client (default 64 MiB,"
+	" at most 2 GiB)\n";
 
 static long num(const char *s, const char *what, long min, long max)
 {
@@ -61,7 +66,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 	int opt;
 	*p = (struct perf_params){ .port = "18515", .tx_depth = 128, .mode = VX_BUSY,
 	                           .timeout_ms = 30000, .log = stdout };
-	while ((opt = getopt(argc, argv, "t:ls:n:d:p:b:RyPT:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:ls:n:d:p:b:M:RyPT:qh")) != -1) {
 		switch (opt) {
 		case 't': p->test = test_of(optarg); break;
 		case 'l': p->lat = true; break;
@@ -70,6 +75,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 		case 'd': p->tx_depth = (uint32_t)num(optarg, "depth", 1, 256); break;
 		case 'p': num(optarg, "port", 1, 65535); p->port = optarg; break;
 		case 'b': p->addr = optarg; break;
+		case 'M': p->max_size = (uint32_t)num(optarg, "max size", 1, 1L << 31); break;
 		case 'R': break;
 		case 'y': p->mode = VX_YIELD; break;
 		case 'P': p->poll_cq = true; break;

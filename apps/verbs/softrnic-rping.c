@@ -1,6 +1,7 @@
 /* softrnic-rping: an rping-style ping over rdma_cm and verbs.
  *
- *   softrnic-rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-v] [-V] [-P] [-q] [-t SEC]
+ *   softrnic-rping -s [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-M MAX] [-v] [-V] [-P] [-q]
+ *                     [-t SEC]
  *   softrnic-rping -c  -a ADDR  [-p PORT] [-C COUNT] [-S SIZE] [-v] [-V] [-P] [-q] [-t SEC]
  *
  * One ping (rping's wire protocol; every message is a 16-byte Send of struct ping_info):
@@ -11,7 +12,9 @@
  *   client: checks destination == start (-V), prints it (-v)
  * COUNT pings (default: until interrupted; the server runs until the client disconnects
  * unless -C is given), then the client disconnects. The server's buffer grows to the
- * client's size when that is larger than its own -S. Waiting is event driven (completion
+ * client's size when that is larger than its own -S, up to -M (default
+ * RPING_PEER_MAX_DEFAULT, 16 MiB): the size is the peer's word, so a larger one is refused
+ * (message, exit 1) before anything is allocated. Waiting is event driven (completion
  * channel, ibv_req_notify_cq / ibv_get_cq_event) unless -P (busy-poll the CQ).
  * -p default 7174, -S default 64, -t per-wait timeout in seconds (default 30).
  * Exit status 0 on success, 1 on any failure, 2 on bad usage.
@@ -33,11 +36,15 @@ struct ping_info {        /* rping's struct rping_rdma_info, big-endian on the w
 
 enum { WR_RECV = 1, WR_SEND, WR_RDMA };
 
+/* Largest buffer the server allocates on a client's word (-M overrides, up to 1 GiB). */
+#define RPING_PEER_MAX_DEFAULT (16u << 20)
+
 struct rping_opts {
 	bool server, client, verbose, verify, quiet;
 	const char *addr, *port;
 	long count;               /* <0: no limit */
 	uint32_t size;
+	uint32_t peer_max;        /* server: largest client size it grows its buffer to (-M) */
 	enum vx_poll mode;
 	int timeout_ms;
 };
@@ -52,10 +59,12 @@ struct rping {
 };
 
 static const char usage_text[] =
-	"usage: softrnic-rping -s|-c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-v] [-V] [-P] [-q]"
-	" [-t SEC]\n"
+	"usage: softrnic-rping -s|-c [-a ADDR] [-p PORT] [-C COUNT] [-S SIZE] [-M MAX] [-v] [-V]"
+	" [-P] [-q] [-t SEC]\n"
 	"  -s server, -c client (needs -a), -C pings (default: no limit), -S buffer bytes"
-	" (default 64),\n  -v print data, -V verify, -P busy-poll instead of completion events,"
+	" (default 64),\n  -M server: largest client buffer it allocates for (default 16 MiB,"
+	" at most 1 GiB;\n     a larger request from a client is refused),\n"
+	"  -v print data, -V verify, -P busy-poll instead of completion events,"
 	" -q quiet, -t wait timeout (s, default 30)\n";
 
 static long num(const char *s, const char *what, long min, long max)
@@ -73,9 +82,9 @@ static long num(const char *s, const char *what, long min, long max)
 static void parse(struct rping_opts *o, int argc, char **argv)
 {
 	*o = (struct rping_opts){ .port = "7174", .count = -1, .size = 64, .mode = VX_EVENT,
-	                          .timeout_ms = 30000 };
+	                          .timeout_ms = 30000, .peer_max = RPING_PEER_MAX_DEFAULT };
 	int opt;
-	while ((opt = getopt(argc, argv, "sca:p:C:S:vVPqt:h")) != -1) {
+	while ((opt = getopt(argc, argv, "sca:p:C:S:M:vVPqt:h")) != -1) {
 		switch (opt) {
 		case 's': o->server = true; break;
 		case 'c': o->client = true; break;
@@ -83,6 +92,7 @@ static void parse(struct rping_opts *o, int argc, char **argv)
 		case 'p': num(optarg, "port", 1, 65535); o->port = optarg; break;
 		case 'C': o->count = num(optarg, "count", 0, 1L << 40); break;
 		case 'S': o->size = (uint32_t)num(optarg, "size", 1, 1L << 30); break;
+		case 'M': o->peer_max = (uint32_t)num(optarg, "max size", 1, 1L << 30); break;
 		case 'v': o->verbose = true; break;
 		case 'V': o->verify = true; break;
 		case 'P': o->mode = VX_BUSY; break;
@@ -148,14 +158,20 @@ static int send_info(struct rping *r, const struct ibv_mr *mr, uint32_t len)
 	return wait_kind(r, WR_SEND) ? -1 : 0;
 }
 
-/* Server: grows the Read sink / Write source when the client's buffer is larger. */
+/* Server: grows the Read sink / Write source when the client's buffer is larger, never
+ * beyond -M: the size comes from the peer. */
 static int fit_rdma_buf(struct rping *r, uint32_t size)
 {
 	if (size <= r->o.size)
 		return 0;
-	if (r->o.client || size > (1u << 30)) {
+	if (r->o.client) {
 		fprintf(stderr, "softrnic-rping: peer buffer of %u bytes does not fit (%u, -S)\n",
 		        size, r->o.size);
+		return -1;
+	}
+	if (size > r->o.peer_max) {
+		fprintf(stderr, "softrnic-rping: client asked for a %u-byte buffer, over the server's"
+		        " limit of %u bytes (-M); refused\n", size, r->o.peer_max);
 		return -1;
 	}
 	vx_unreg(r->rdma_mr);

@@ -54,6 +54,8 @@ enum rn_status {
 	RN_ERR_INVALID_SGL_LENGTH,    /* Invalid Scatter/Gather list length */
 	RN_ERR_RQ_HAS_SRQ,            /* RQ Associated with S-RQ */
 	RN_ERR_INVALID_NOTIFY_TYPE,   /* Invalid Notify Type */
+	RN_ERR_BAD_ADDRESS,           /* Register: the range is not mapped in the process (no RDMA
+	                               * Verbs equivalent; a kernel RNIC's EFAULT) */
 	RN_STATUS_COUNT
 };
 

@@ -2,6 +2,9 @@
  * both sides, guard bytes untouched), RQ errors, SQ completion errors and the flush shape,
  * IRD / ORD errors, memory WRs (Bind MW, Fast-Register, Local Invalidate). */
 #include "test_qp_util.h"
+#include "rn_fault.h"
+
+#include <sys/mman.h>
 
 static bool both_error(void *arg)
 {
@@ -184,6 +187,130 @@ static void test_read_no_rights_T16(void **state)
 	check_untouched(&sink);
 	qbuf_free(&f->d, &remote);
 	qbuf_free(&f->d, &sink);
+}
+
+/* Issue 27 item 3: a Write whose remote TO + length wraps 2^64 cannot be segmented: it
+ * completes in error (Wrap, IBV_WC_LOC_PROT_ERR) and A goes to Error; B never sees a
+ * segment of it (before: Success, nothing sent, QP in RTS). */
+static void test_write_remote_wrap(void **state)
+{
+	struct fx *f = *state;
+	struct qbuf src;
+	q_connect(&f->a, &f->b, false);
+	qbuf_new(&f->d, &src, 64, f->d.pd, RN_ACC_LOCAL_WRITE);
+	struct rn_rq_sge s = { (uintptr_t)src.p, 64, src.stag };
+	assert_int_equal(q_rdma(&f->a, 1, RN_WR_RDMA_WRITE, RN_SEND_SIGNALED, &s, 1, 0x1234,
+				UINT64_MAX - 7), RN_OK);
+	run_to_error(f);
+	q_expect(&f->a, &f->b, f->a.scq, 1, RN_WC_WRAP);
+	assert_int_equal(q_event(&f->d, f->b.qp), RN_AE_TERMINATE_RECEIVED);
+	qbuf_free(&f->d, &src);
+}
+
+/* ---- issue 27 item 2: registered memory unmapped after registration --------------------- */
+
+/* len bytes of fresh mapping registered with acc, then unmapped: the MR stays registered.
+ * cmocka sets its own SIGSEGV handler around each setup, test and teardown (and restores the
+ * one before when it ends), replacing the one rn_qp_create installed: put ours back on top. */
+static rn_stag_t gone_mr(struct fx *f, size_t len, uint32_t acc, uint8_t **addr)
+{
+	rn_stag_t stag;
+
+	assert_int_equal(rn_fault_install(), 0);
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(rn_mem_reg_mr(f->d.mem, f->d.pd, p, len, (uintptr_t)p, acc, &stag), RN_OK);
+	assert_int_equal(munmap(p, len), 0);
+	*addr = p;
+	return stag;
+}
+
+/* A peer's Write of n octets into it: B terminates with RFC 5040 "access rights violation"
+ * (0x0102) and the tagged access event, never a SIGSEGV (n small: placed by copy; large with
+ * CRC off: read straight into the target, where the kernel answers EFAULT). */
+static void write_into_gone(struct fx *f, uint32_t n, bool crc)
+{
+	struct qbuf src;
+	uint8_t *gone;
+	q_connect(&f->a, &f->b, crc);
+	rn_stag_t stag = gone_mr(f, 1u << 20, RN_ACC_LOCAL_WRITE | RN_ACC_REMOTE_WRITE, &gone);
+	qbuf_new(&f->d, &src, n, f->d.pd, RN_ACC_LOCAL_WRITE);
+	write_then_send(f, &src, n, stag, (uintptr_t)gone);
+	check_term(f, 0x0102, true, RN_AE_PROT_ACCESS);
+	assert_int_equal(rn_mem_dereg(f->d.mem, stag), RN_OK);
+	qbuf_free(&f->d, &src);
+}
+
+static void test_write_unmapped_small(void **state)
+{
+	write_into_gone(*state, 64, true);
+}
+
+static void test_write_unmapped_direct(void **state)
+{
+	write_into_gone(*state, 256 * 1024, false);
+}
+
+/* A peer's Read of it: B terminates with 0x0102, IRRQ access event; A's Read does not
+ * complete Success. */
+static void test_read_unmapped_source(void **state)
+{
+	struct fx *f = *state;
+	struct qbuf sink;
+	uint8_t *gone;
+	q_connect(&f->a, &f->b, false);
+	rn_stag_t stag = gone_mr(f, 65536, RN_ACC_REMOTE_READ, &gone);
+	qbuf_new(&f->d, &sink, 64, f->d.pd, RN_ACC_LOCAL_WRITE);
+	struct rn_rq_sge k = { (uintptr_t)sink.p, 64, sink.stag };
+	assert_int_equal(q_rdma(&f->a, 1, RN_WR_RDMA_READ, RN_SEND_SIGNALED, &k, 1, stag,
+				(uintptr_t)gone), RN_OK);
+	run_to_error(f);
+	q_expect(&f->a, &f->b, f->a.scq, 1, RN_WC_FLUSHED);
+	assert_int_equal(q_event(&f->d, f->b.qp), RN_AE_IRRQ_ACCESS);
+	assert_int_equal(q_event(&f->d, f->a.qp), RN_AE_TERMINATE_RECEIVED);
+	struct rn_qp_info qa;
+	assert_int_equal(rn_qp_query(f->a.qp, &qa), RN_OK);
+	assert_int_equal(iwarp_err_u16(qa.term.err), 0x0102);
+	check_untouched(&sink);
+	assert_int_equal(rn_mem_dereg(f->d.mem, stag), RN_OK);
+	qbuf_free(&f->d, &sink);
+}
+
+/* A local Send from it: small (copied) completes with an access violation; large (sent by
+ * reference, with CRC read for the CRC, without it the kernel's EFAULT) fails the QP. A
+ * reaches Error either way, without a signal. */
+static void send_from_gone(struct fx *f, uint32_t n, bool crc, enum rn_wc_status want)
+{
+	uint8_t *gone;
+	q_connect(&f->a, &f->b, crc);
+	rn_stag_t stag = gone_mr(f, 1u << 20, RN_ACC_LOCAL_WRITE, &gone);
+	struct rn_rq_sge s = { (uintptr_t)gone, n, stag };
+	assert_int_equal(q_send(&f->a, 1, RN_WR_SEND, RN_SEND_SIGNALED, &s, 1), RN_OK);
+	run_to_error(f);
+	struct rn_cqe e;
+	assert_true(q_poll(&f->a, &f->b, f->a.scq, &e));
+	assert_int_equal(e.wr_id, 1);
+	/* by reference without CRC: the fault shows in the segment's copy (access violation)
+	 * or, when the kernel's sendmsg met it, as the QP's failure (flushed) */
+	if (e.status != want)
+		assert_int_equal(e.status, want == RN_WC_FLUSHED ? RN_WC_ACCESS_VIOLATION : want);
+	assert_int_equal(rn_mem_dereg(f->d.mem, stag), RN_OK);
+}
+
+static void test_send_unmapped_small(void **state)
+{
+	send_from_gone(*state, 64, false, RN_WC_ACCESS_VIOLATION);
+}
+
+static void test_send_unmapped_zc_crc(void **state)
+{
+	send_from_gone(*state, 64 * 1024, true, RN_WC_ACCESS_VIOLATION);
+}
+
+static void test_send_unmapped_zc(void **state)
+{
+	send_from_gone(*state, 64 * 1024, false, RN_WC_FLUSHED);
 }
 
 /* T13: Send with no Receive posted -> 0x1202 (DDP "no buffer"), RQ MSN range event. */
@@ -464,6 +591,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_no_rights_T16, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_write_not_enabled_T16, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_read_no_rights_T16, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_remote_wrap, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_unmapped_small, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_write_unmapped_direct, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_read_unmapped_source, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_send_unmapped_small, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_send_unmapped_zc_crc, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_send_unmapped_zc, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_send_no_recv_T13, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_recv_too_small_T12, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_error_flush_shape_T11, fx_setup, fx_teardown),

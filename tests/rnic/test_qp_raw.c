@@ -491,6 +491,31 @@ static void test_atomic_req_refused(void **state)
 			 0x0206, RN_AE_REM_UNEXPECTED_OPCODE, false);
 }
 
+/* Issue 27 item 3: a Read Request whose sink TO + size wraps 2^64 -> Terminate "Remote
+ * Protection Error: TO Wrap" (0x0104) with the request's header, IRRQ wrap event, Error; no
+ * Read Response (before: one FPDU of all-zero DDP / RDMAP headers, QP left in RTS). */
+static void test_read_req_sink_wrap(void **state)
+{
+	struct rawfx *f = *state;
+	struct qbuf src;
+	uint8_t u[128];
+	size_t n = send_ulpdu(u, 0x40 | 1, RDMAP_CTRL(RDMAP_OP_READ_REQ), RDMAP_QN_READ_REQ, 1,
+			      RDMAP_READ_REQ_LEN);
+
+	qbuf_new(&f->d, &src, 64, f->d.pd, RN_ACC_REMOTE_READ);
+	struct rdmap_read_req rr = { .sink_stag = 0x1234, .sink_to = UINT64_MAX - 7, .size = 64,
+				     .src_stag = src.stag, .src_to = (uintptr_t)src.p };
+	rdmap_read_req_encode(&rr, u + DDP_UNTAGGED_HDR_LEN);
+	raw_fpdu(f, u, n, false);
+	struct got g;
+	read_term(f, &g);
+	assert_true(g.term);   /* the first ULPDU B sent is the Terminate: no Read Response */
+	assert_int_equal(iwarp_err_u16(g.m.u.term.err), 0x0104);
+	assert_true(g.m.u.term.r);
+	assert_int_equal(q_event(&f->d, f->b.qp), RN_AE_IRRQ_WRAP);
+	qbuf_free(&f->d, &src);
+}
+
 struct ulog {
 	size_t n;
 	uint8_t u[8][64];
@@ -719,6 +744,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_imm_prefix_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_imm_bad_len, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomic_req_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_req_sink_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_req_sink_wrap, setup_nocrc, teardown),
 		cmocka_unit_test_setup_teardown(test_imm_wire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tol_framing_terminates, setup_tol, teardown),
 		cmocka_unit_test_setup_teardown(test_tol_random_writes, setup_tol, teardown),
