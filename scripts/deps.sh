@@ -11,6 +11,7 @@ PACKAGES=(
   libsodium-dev iperf3                  # TCP engine: SipHash for RFC 6528 ISNs; the iperf3 baseline
   iputils-ping                          # tests/tcp/net: the kernel pings softrnic-port
   ethtool                               # veth offloads off for af_packet (tests/tcp, tests/dpdk)
+  python3-pyverbs                       # tests/pyverbs: rdma-core's test suite and ours
 )
 
 missing=()
