@@ -2,7 +2,7 @@
 errno of what iWARP lacks (UD, UC, raw packet) or of capabilities over the limits."""
 import unittest
 
-from common import DeviceTestCase, e, errno, softrnic_xfail
+from common import DeviceTestCase, e, errno
 from pyverbs.cq import CQ
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPCap, QPInitAttr
@@ -36,8 +36,7 @@ class QPTest(DeviceTestCase):
         qp.close()
 
     # siw's QPs start in its IDLE state, which it reports as IB_QPS_INIT; rdma-core's
-    # test_query_rc_qp expects that of any IBV_NODE_RNIC. softrnic reads RESET.
-    @softrnic_xfail('a new QP reads RESET: verbs/, being fixed on another branch')
+    # test_query_rc_qp expects that of any IBV_NODE_RNIC.
     def test_rc_state_after_create_is_init(self):
         qp = QP(self.pd, self.init_attr())
         attr, _ = qp.query(e.IBV_QP_STATE)
