@@ -12,7 +12,7 @@
 # downloaded file against the hashes of the signed Sources index; the orig tarball is
 # checked again here against the .dsc's Checksums-Sha256, as dpkg-source would.
 #
-# The download cache (apt lists of bookworm's Sources, ~45 MB, and the source package)
+# The download cache (bookworm's Sources index and apt's caches, ~20 MB, and the source package)
 # lives in $RDMA_CORE_CACHE, default /var/cache/softrnic-rdma-core when writable, else
 # ${XDG_CACHE_HOME:-~/.cache}/softrnic-rdma-core. A second run with DIR already filled does
 # nothing. Exit status: 0 when DIR/tests is there; 2 when it cannot be fetched (no network
