@@ -12,6 +12,7 @@ PACKAGES=(
   iputils-ping                          # tests/tcp/net: the kernel pings softrnic-port
   ethtool                               # veth offloads off for af_packet (tests/tcp, tests/dpdk)
   libfabric-bin openmpi-bin libopenmpi-dev   # libfabric and Open MPI on softrnic (tests/fabric, tests/mpi)
+  python3-pyverbs                       # tests/pyverbs: rdma-core's test suite and ours
 )
 
 missing=()
