@@ -437,7 +437,7 @@ int dpdk_cfg_from_env(struct dpdk_cfg *cfg, char *err, size_t errlen)
 		return rc;
 	if (found == 0) {
 		snprintf(err, errlen, "no DPDK configuration: set SOFTRNIC_DPDK_CONF=<file> or "
-			 "SOFTRNIC_DPDK_IP/SOFTRNIC_DPDK_EAL/... (docs/dpdk-port.md)");
+			 "SOFTRNIC_DPDK_IP/SOFTRNIC_DPDK_EAL/... (docs/dpdk.md)");
 		return -ENOENT;
 	}
 	return dpdk_cfg_check(cfg, err, errlen);

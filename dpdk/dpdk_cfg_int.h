@@ -7,7 +7,7 @@
 #include "dpdk_port.h"
 
 /* Poll thread: keep polling this long after the last packet, then nap this long (woken
- * early by dpdk_port_kick). docs/dpdk-port.md has the measurements. */
+ * early by dpdk_port_kick). docs/dpdk.md tells how they were chosen. */
 #define DPDK_SPIN_US_DEFAULT 200u
 #define DPDK_NAP_US_DEFAULT 50u
 /* mbufs in the port's receive pool (2^n - 1 is what rte_mempool sizes best); above MTU

@@ -1,5 +1,5 @@
 /* dpdk_clock: CLOCK_MONOTONIC anchored once, advanced by the TSC at the rate EAL
- * measured. The TSC is the kernel's clocksource on the machines we run on (constant and
+ * calibrated. The TSC is the kernel's clocksource on the machines we run on (constant and
  * synchronised across cores), so the two clocks only drift apart by the error of that rate,
  * which TCP timers and the poll thread's windows do not notice. */
 #include "dpdk_clock.h"

@@ -28,12 +28,13 @@
 
 #include "dpdk_transport.h"
 
-/* How long the port's poll thread stays away after a consumer's own pass (G1b): longer than a
- * consumer's gap between two CQ polls (softrnic-perf reaps every 4096 memory spins). The
- * thread wakes once per hold to look, and that wake-up takes the consumer's core: 200 us
- * made 5000 a second and doubled the p99 of RDMA Write latency (docs/dpdk-rdma.md). The
- * device's own hold is 2 ms for the same reason (docs/rnic-decisions.md D9); the price is
- * the same too: a consumer that stops polling without blocking waits up to 2 ms, once. */
+/* How long the port's poll thread stays away after a consumer's own pass, so that the
+ * consumer drives the port alone: longer than a consumer's gap between two CQ polls
+ * (softrnic-perf reaps every 4096 memory spins). The thread wakes once per hold to look, and
+ * that wake-up takes the consumer's core, so a short hold would make RDMA Write latency
+ * jitter (docs/dpdk.md). The device's own hold (RN_DEVICE_HOLD_US) is 2 ms for the same
+ * reason; the price is the same too: a consumer that stops polling without blocking waits up
+ * to 2 ms, once. */
 #define DP_HOLD_US 2000u
 
 struct dp_tp {
@@ -41,7 +42,7 @@ struct dp_tp {
 	struct dpdk_port *port;
 	uint16_t next_port;      /* ephemeral listener ports, when asked for port 0 */
 	struct dp_conn *zombies; /* closed handles whose tcp_conn still runs */
-	struct dp_conn *nobufs;  /* handles made send-ready after the next pass (D10, D2a) */
+	struct dp_conn *nobufs;  /* handles made send-ready after the next pass */
 	bool hooked;             /* our pass hook is on the port (retries nobufs) */
 	bool holder;             /* registered with rn_mem: dereg copies our references out */
 	struct dpdk_tp_stats st;
@@ -63,7 +64,7 @@ struct dp_conn {
 	bool defer;          /* in our own recv's port pass: its end decides the eventfd */
 	bool nb_wait;        /* on tp->nobufs */
 	bool nb_refused;     /* a send was refused for want of mbufs: ready after the next pass */
-	bool write_soft;     /* D2a (2): ready after the next pass unless a sendv/recv came first */
+	bool write_soft;     /* ready after the next pass unless a sendv/recv came first */
 	struct dp_conn *nb_next;
 	bool zombie;         /* the user closed it; waits for on_closed */
 	/* listener */
@@ -537,7 +538,7 @@ static void after_pass(struct dp_conn *h, bool *flag)
 	}
 }
 
-/* Lock held: the send-space state after tcp_send returned n of total octets (D2a). */
+/* Lock held: the send-space state after tcp_send returned n of total octets. */
 static void note_send(struct dp_conn *h, ssize_t n, size_t total)
 {
 	if (h->cstatus != 0)
@@ -550,16 +551,15 @@ static void note_send(struct dp_conn *h, ssize_t n, size_t total)
 	 * only on the next writable event) counts on that: ready until its next sendv or
 	 * recv. After a send of at most one segment, ready only from the end of the next port
 	 * pass: a consumer that polls right after its send (a ping-pong) takes that back
-	 * first, which saves an eventfd write and read per message (ib_send_lat 8 B over memif:
-	 * 3.7 -> 0.6 syscalls per iteration, t_typical 2.55 -> 1.6-1.8 us). Larger sends keep
-	 * the signal at once (deferred, 64 KiB Write bandwidth lost ~15%). */
+	 * first, which saves an eventfd write and read per message. Larger sends keep the
+	 * signal at once: a streaming sender deferred to the end of a pass loses bandwidth. */
 	else if (n > 0 && tcp_conn_send_space(h->tc) > 0 && total > tcp_conn_mss(h->tc))
 		h->write_ready = true; /* streaming: the next writable event is due now */
 	else if (n > 0 && tcp_conn_send_space(h->tc) > 0)
 		after_pass(h, &h->write_soft);
 }
 
-/* Lock held: tcp_send found the port's pool empty (D10). Not a stream failure: the mbufs come
+/* Lock held: tcp_send found the port's pool empty. Not a stream failure: the mbufs come
  * back as the peer acknowledges and as consumers read, so the handle turns ready after the
  * next port pass (tp_pass) and the consumer tries again. Without our hook on the port (a
  * second transport on it) the handle turns ready at once instead. */
@@ -770,7 +770,8 @@ static void dp_view_release(struct rn_rx_view *v)
 }
 
 /* Lock held: nothing is queued and a consumer asks: run the port here rather than wait for
- * the poll thread (G1), and keep the eventfd out of it (this receive takes what comes). */
+ * the poll thread (a consumer that polls drives the port itself), and keep the eventfd out of
+ * it (this receive takes what comes). */
 static void rx_consumer_pass(struct dp_conn *h)
 {
 	if (h->rx_n > 0 || !rn_thread_is_cq_poller() || h->tc == NULL || h->eof)

@@ -25,7 +25,7 @@
 #define ENGINE_PASSES 8
 
 /* The open port (set once, never cleared: the port stays): g_open always, g_port only when
- * the progress thread drives it (G2). */
+ * the progress thread drives it). */
 static _Atomic(struct dpdk_port *) g_open, g_port;
 
 static struct {
@@ -65,8 +65,8 @@ static void engine_iter(void)
 {
 	struct dpdk_port *p = atomic_load_explicit(&g_port, memory_order_acquire);
 
-	/* a consumer polling its CQ drives the port already (G1): a second driver on its core
-	 * only splits the work into smaller batches (measured: -40% Write bandwidth) */
+	/* a consumer polling its CQ drives the port already: a second driver on its core only
+	 * splits the work into smaller batches */
 	if (p == NULL || dpdk_port_held_by(p, DPDK_CONSUMER))
 		return;
 	dpdk_port_lock(p);
@@ -109,7 +109,7 @@ static int open_default(void)
 	if (rc == -ENOENT)
 		snprintf(dflt.err, sizeof(dflt.err),
 			 "SOFTRNIC_TRANSPORT=dpdk but no DPDK configuration: set SOFTRNIC_DPDK_CONF "
-			 "or SOFTRNIC_DPDK_EAL and SOFTRNIC_DPDK_IP (docs/dpdk-rdma.md)");
+			 "or SOFTRNIC_DPDK_EAL and SOFTRNIC_DPDK_IP (docs/dpdk.md)");
 	if (rc == 0)
 		rc = dpdk_port_open(&cfg, &p, dflt.err, sizeof(dflt.err));
 	if (rc == 0 && (rc = dpdk_port_start(p)) != 0)
@@ -134,7 +134,7 @@ static int open_default(void)
 	dflt.mask = prefix_mask(cfg.prefix_len);
 	dflt.gateway = cfg.gateway != 0;
 	atomic_store(&g_open, p);
-	/* The progress thread drives the port while awake and no consumer does (G2);
+	/* The progress thread drives the port while awake and no consumer does;
 	 * SOFTRNIC_DPDK_ENGINE_DRIVE=0 leaves it to the poll thread (for comparisons). */
 	const char *ed = getenv("SOFTRNIC_DPDK_ENGINE_DRIVE");
 	if (ed == NULL || strcmp(ed, "0") != 0)

@@ -4,7 +4,7 @@
  * memif_disconnect marks the link down, then unmaps the regions shared with the peer. Its rx
  * and tx bursts check the connected flag only when they start, and nothing makes the unmap
  * wait for a burst in progress, nor tells the application first. A burst caught by that unmap
- * faults (SIGSEGV) in the PMD (docs/dpdk-rdma.md, Known problems). A guarded burst turns
+ * faults (SIGSEGV) in the PMD (docs/dpdk.md, Known problems). A guarded burst turns
  * exactly that fault into the end of the burst: armed for the burst's duration, a fault in
  * the same thread while the port's link already reads down (the PMD's first step) returns to
  * the burst's caller with `if_faulted`; any other fault goes to the previous handler (or the

@@ -5,7 +5,7 @@
  * goes through the pool's shared ring, first in first out, so the receive pool's buffers
  * cycle through all of their memory (64 MiB at MTU 64000) and every frame the PMD copies in
  * lands in memory that left the cache long ago. With an id, the cache hands out the buffer
- * freed last, still in the cache (docs/dpdk-rdma.md, D12). */
+ * freed last, still in the cache (docs/dpdk.md). */
 #ifndef DPDK_LCORE_H
 #define DPDK_LCORE_H
 

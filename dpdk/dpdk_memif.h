@@ -4,8 +4,8 @@
  * longer one. DPDK 22.11's chained transmit leaves a stale "next" flag on a chain's first
  * descriptor when that slot once held the middle of a chain, and its receive then reads past
  * what the peer published: old frames come back by the thousand (PAWS drops, duplicate
- * segments, headers of garbage; measured at MTU 5000 with bsize 4096 and at MTU 9000 with the
- * default). So softrnic never lets memif chain: a frame of the port's MTU must fit one buffer.
+ * segments, headers of garbage) whenever a frame of the MTU needs more than one buffer. So
+ * softrnic never lets memif chain: a frame of the port's MTU must fit one buffer.
  * Pure string work, no DPDK calls, so tests need no EAL. */
 #ifndef DPDK_MEMIF_H
 #define DPDK_MEMIF_H

@@ -201,7 +201,7 @@ static void port_tell_partial_csum(struct dpdk_port *p)
 	p->csum_partial_told = true;
 	bool memif = rte_eth_dev_info_get(p->pid, &di) == 0 && dpdk_port_is_memif(&di);
 	fprintf(stderr, "softrnic: port %s: dropping TCP segments whose checksum holds only the "
-		"pseudo-header's sum (left to an offload): %s (docs/dpdk-port.md)\n", p->name,
+		"pseudo-header's sum (left to an offload): %s (docs/dpdk.md)\n", p->name,
 		memif ? "the peer has memif_csum = off; set it on both ends or on neither" :
 			"turn the sender's checksum offload off (a Linux veth: ethtool -K DEV tx off)");
 }
@@ -256,16 +256,15 @@ static bool port_held(struct dpdk_port *p)
 
 /* An iteration that took this much longer than its own naps: the thread was off its core,
  * which another thread keeps busy without calling us - an application spinning on memory for
- * an RDMA Write to land (the ib_write_lat pattern; the kernel-socket engine's rule D7b in
- * docs/rnic-decisions.md). Spinning then only makes each packet wait for the spinner's time
+ * an RDMA Write to land (the ib_write_lat pattern; the kernel-socket engine has the same rule:
+ * rn_progress.c engine_yield). Spinning then only makes each packet wait for the spinner's time
  * slice, so for PORT_NOSPIN_NS the thread naps after every idle pass: the wake-up from a nap
  * preempts the spinner. */
 #define PORT_STALL_NS 300000ull
 #define PORT_NOSPIN_NS 50000000ull
 /* Stalls that come back as soon as a window ends double it, up to this: an application that
  * spins on memory for every message (ib_write_lat) would otherwise pay a few milliseconds
- * of time-slice waits every window (Debian's ib_write_lat over memif: t_typical 250 us with
- * 50 ms windows only, 78-84 us with doubling ones). */
+ * of time-slice waits every window, which dominates its typical latency. */
 #define PORT_NOSPIN_MAX_NS 1600000000ull
 
 static void *port_thread(void *arg)

@@ -117,7 +117,7 @@ static uint32_t tx_pool_default(const struct dpdk_port *p)
 	/* element + mempool header/trailer, + the ring slot and some rounding */
 	per = rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + port_room(p), 0, &sz) + 16u;
 	/* Without hugepages a mempool object may not cross a 4 KiB page: one 2 KiB mbuf
-	 * takes a whole page (measured: 45085 mbufs did not fit in 124 MB free). */
+	 * takes a whole page, so counting objects by their own size would overcommit. */
 	if (!rte_eal_has_hugepages() && pg > 0 && per <= (uint64_t)pg)
 		per = (uint64_t)pg / ((uint64_t)pg / per);
 	if (rte_malloc_get_socket_stats(port_socket(p), &ms) != 0)
@@ -245,8 +245,8 @@ static int port_mtu_mac(struct dpdk_port *p, struct net_if_cfg *nc, char *err, s
  * a connection in its EAL interrupt thread, registers it, then sends hello; when the client
  * has closed it by then (a restart), the send fails and memif_listener_handler closes the fd
  * without unregistering it, and EAL's interrupt thread panics on the closed fd ("Error
- * adding fd N epoll_ctl"). On a loaded machine that thread took more than 250 ms to accept,
- * and restarts every 250 ms crashed the server (docs/dpdk-port.md). */
+ * adding fd N epoll_ctl"). On a loaded machine that thread can be slow to accept, and a
+ * client that restarts before the accept crashes the server (docs/dpdk.md). */
 #define PORT_LINK_SETTLE_NS 1000000000ull
 #define PORT_LINK_SETTLE_MAX_NS 4000000000ull
 

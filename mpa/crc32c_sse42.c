@@ -151,9 +151,8 @@ X86_TARGET uint32_t crc32c_sse42_update(uint32_t crc, const void *buf, size_t le
 	return sse42_run(crc, (uint8_t *)(uintptr_t)buf, buf, len, 0);
 }
 
-/* Fused on purpose: measured on the dev host (wire_bench, 64 KiB) 27 GB/s against 22 GB/s for
- * memcpy followed by crc32c_sse42, because the CRC pass is the bottleneck and the stores ride
- * along for free; at 1 KiB both are within noise of each other. */
+/* Fused on purpose: faster than memcpy followed by crc32c_sse42 on large buffers, because
+ * the CRC pass is the bottleneck and the stores ride along for free. */
 X86_TARGET uint32_t crc32c_sse42_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	return sse42_run(crc, dst, src, len, 1);

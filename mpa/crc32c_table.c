@@ -64,7 +64,7 @@ uint32_t mpa_crc32c_update_table(uint32_t crc, const void *buf, size_t len)
 }
 
 /* Not fused: the table path only runs on CPUs without SSE4.2, where simplicity wins; the
- * vectorised memcpy adds little next to a ~2 GB/s slicing-by-8 pass (dev host). */
+ * vectorised memcpy adds little next to the much slower slicing-by-8 pass. */
 uint32_t crc32c_table_copy(uint32_t crc, void *dst, const void *src, size_t len)
 {
 	if (len)

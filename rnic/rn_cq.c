@@ -8,10 +8,8 @@
  * - Resize and purge take clock then plock (the only place both are held), so the ring can be
  *   replaced while producers run; positions are kept (copy [head, tail) to the same counters
  *   in the new ring), so nothing is lost, duplicated or reordered.
- * - Measured (x86-64, 2 cores, -O2): empty poll 2-3 ns (a variant sharing one lock with the
- *   producers: 9-20 ns, and it makes busy-pollers contend with the data path); push + poll of
- *   one CQE on one thread 23-34 ns; push alone 14 ns. Cross-thread figures were too noisy on
- *   the shared build machine to quote; bench/ should redo them on a quiet host.
+ * - Sharing one lock with the producers would make every empty poll several times dearer
+ *   and make busy-pollers contend with the data path.
  * - Notification is a Dekker pair: the producer stores tail then loads armed; the consumer
  *   stores armed (RMW) then loads tail, all seq_cst. Whichever runs second sees the other, so
  *   poll / arm / poll cannot miss a completion. Only producers pay the fence (one xchg). */

@@ -91,7 +91,7 @@ static void default_attr(struct rn_device_attr *a)
 	a->max_srq = 1024;
 	a->max_srq_wr = 16384;
 	a->srq_dequeue = RN_SRQ_DEQUEUE_ARRIVAL;
-	a->cq_overflow_detection = true; /* decision C4: detected, reported once per episode */
+	a->cq_overflow_detection = true; /* detected, reported once per episode */
 	a->max_async_events = 1024;
 	a->spin_us = RN_PROGRESS_SPIN_DEFAULT_US;
 }

@@ -315,8 +315,8 @@ static bool conn_pin(struct rn_dev_conn *c)
 /* The attached objects to progress from a poll of cq, pinned; at most max: those feeding cq
  * first, then the others. The others too because a busy-polling consumer holds the engine's
  * thread off (note_poll): a QP that completes elsewhere, or not at all (the responder
- * of RDMA Reads while the application polls another QP's CQ), would wait out every hold
- * (measured: ib_read_lat t_typical ~200 us, the server polling its handshake QP's CQ). */
+ * of RDMA Reads while the application polls another QP's CQ, as ib_read_lat's server polls
+ * its handshake QP's CQ), would wait out every hold. */
 static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
 			     struct rn_dev_conn **out, unsigned max)
 {
@@ -346,9 +346,9 @@ static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
  * two calls: from the end of one call (a poll, or a post: rn_device_consumer_posted) to the
  * start of the next. A post does not extend the run, but a post that comes late ends it, so
  * a memory spinner (poll, spin, post, poll) never makes one. A streaming sender does: its
- * polls are a long post apart (a 64 KiB sendmsg, 20-60 us), which from poll to poll never
- * looked like a run, and its engine woke for every socket event only to block on the QP
- * lock the sender held while it posted. Relaxed: a heuristic. */
+ * polls are a long post apart (a 64 KiB sendmsg), which from poll to poll would not look like
+ * a run, and its engine would wake for every socket event only to block on the QP lock the
+ * sender holds while it posts. Relaxed: a heuristic. */
 static void note_call(struct rn_device *dev, uint64_t start, uint64_t end, bool poll)
 {
 	uint64_t prev = atomic_exchange_explicit(&dev->call_end_ns, end, memory_order_relaxed);

@@ -1,6 +1,6 @@
 /* The memory table: TPT array, index allocation, keys, the per-entry writer lock and the
  * quiescence (QSBR) machinery. The verbs live in rn_mem_pd.c, rn_mem_mr.c, rn_mem_mw.c and
- * rn_mem_check.c. seed-memmgmt §6.2, §6.3, §6.6. */
+ * rn_mem_check.c. */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -223,7 +223,7 @@ void rn_tpt_release(struct rn_mem *mem, uint32_t idx, bool mw)
 	pthread_mutex_unlock(&mem->lock);
 }
 
-/* Deallocate a locked, live entry (dereg, dealloc MW, failed rereg), seed-memmgmt §6.6:
+/* Deallocate a locked, live entry (dereg, dealloc MW, failed rereg), RDMA Verbs §7.9:
  * INVALID+CLOSING (new lookups fail), grace period, release the page list and the PD,
  * FREE, index back to the FIFO. */
 void rn_tpt_retire(struct rn_mem *mem, struct rn_tpt_entry *e, uint64_t old)

@@ -1,6 +1,6 @@
-/* Data-path validation of seed-memmgmt §6.7: incoming tagged segments and local SGEs, on a
- * lock-free seqlock snapshot of the entry (§6.6), plus the page walk of §6.5. Nothing here
- * blocks or allocates. */
+/* Data-path validation (RDMA Verbs 1.0 §7.6.3, §7.10.6): incoming tagged segments and local
+ * SGEs, on a lock-free seqlock snapshot of the entry (rn_mem_int.h), plus the page walk.
+ * Nothing here blocks or allocates. */
 #include <sched.h>
 
 #include "rn_mem_int.h"
@@ -158,7 +158,7 @@ int rn_mem_check_tagged(struct rn_mem *mem, uint32_t pd, uint32_t qp_id, rn_stag
 		ref = &scratch;
 	ref_empty(ref);
 	if (len == 0)
-		return 0; /* seed-verbs §4.7: zero-length access is not checked */
+		return 0; /* RDMA Verbs §7.6.3: zero-length access is not checked */
 	enum chk c = mem ? lookup(mem, stag, pd, qp_id, to, len, need & RN_ACC_RIGHTS, false, ref)
 			 : CHK_STAG;
 	if (c == CHK_OK)

@@ -1,6 +1,6 @@
 /* Internals of the memory table shared by rn_mem*.c. Not for other modules.
  *
- * Entry control word (the only word the data path reads first; seqlock of seed-memmgmt §6.6):
+ * Entry control word (the only word the data path reads first; a seqlock):
  *   [ 7: 0] key     [ 9: 8] state     [11:10] type     [17:12] rights (enum rn_acc & 0x3f)
  *   [23:18] flags   [47:24] PD (24 bits)   [63:48] generation, bumped by every publish
  * A writer owns an entry while its state is BUSY (taken with a CAS). */

@@ -1,5 +1,5 @@
 /* Memory regions: register, reregister, register shared, allocate for fast-register,
- * deallocate, query (seed-memmgmt §6.8, seed-verbs §1.6, §4.3-4.5, §4.10). */
+ * deallocate, query (RDMA Verbs 1.0 §7.3-§7.5, §7.9, §9.2.6). */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 /* Memory windows: allocate, bind (type 1 rebinds, zero length unbinds; type 2 binds only when
  * Invalid and is tied to the binding QP), the unbind helpers used by invalidate and dealloc.
- * seed-memmgmt §6.8, seed-verbs §4.8, T23/T24/T27. Lock order: window before region. */
+ * RDMA Verbs 1.0 §7.10.2, §7.10.6.1; T23/T24/T27. Lock order: window before region. */
 #include "rn_mem_int.h"
 
 enum rn_status rn_mem_alloc_mw(struct rn_mem *mem, uint32_t pd, enum rn_mw_type type,
@@ -20,7 +20,7 @@ enum rn_status rn_mem_alloc_mw(struct rn_mem *mem, uint32_t pd, enum rn_mw_type 
 	atomic_store_explicit(&e->length, 0, memory_order_release);
 	atomic_store_explicit(&e->pbl, NULL, memory_order_release);
 	atomic_store_explicit(&e->qp_id, 0, memory_order_release);
-	/* type-2 windows may be invalidated remotely (seed-memmgmt §6.8); type 1 never */
+	/* type-2 windows may be invalidated remotely (RDMA Verbs §7.8); type 1 never */
 	uint32_t acc = type == RN_MW_TYPE2 ? RN_ACC_REMOTE_INV : 0;
 	rn_tpt_publish(e, old, ctl_make(key, ST_INVALID, type == RN_MW_TYPE1 ? TY_MW1 : TY_MW2, acc, 0, pd));
 	*stag = RN_STAG(idx, key);
@@ -85,7 +85,7 @@ static enum rn_wc_status bind_check_mr(const struct rn_tpt_entry *mr, uint64_t c
 	if (!(ctl_acc(c) & RN_ACC_MW_BIND))
 		return RN_WC_ACCESS_VIOLATION;
 	if (ctl_flags(c) & FL_ZERO_BASED)
-		return RN_WC_INVALID_REGION; /* seed-verbs §4.6: no window on a zero-based MR */
+		return RN_WC_INVALID_REGION; /* RDMA Verbs §7.6: no window on a zero-based MR */
 	if (wr->access & ~(uint32_t)(RN_ACC_REMOTE_READ | RN_ACC_REMOTE_WRITE | RN_ACC_ZERO_BASED))
 		return RN_WC_INVALID_ACCESS;
 	if (ctl_type(mwc) == TY_MW1 && (wr->access & RN_ACC_ZERO_BASED))

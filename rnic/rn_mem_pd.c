@@ -1,5 +1,5 @@
 /* Protection domains: 24-bit IDs from a FIFO, reference counted by every MR, MW, QP and S-RQ
- * that names them (seed-verbs §1.2, T02; seed-memmgmt §6.8). */
+ * that names them (RDMA Verbs 1.0 §9.2.2, T02). */
 #include "rn_mem_int.h"
 
 static bool pd_live_locked(const struct rn_mem *mem, uint32_t pd)

@@ -1,6 +1,7 @@
 /* Memory operations executed on behalf of a QP: Fast-Register NS-MR and Invalidate Local STag
  * from the SQ, Send with Invalidate from the peer. They return completion statuses
- * (seed-verbs §6.1) and, for remote invalidation, the Terminate code (§6.2, RFC 5040 §7.4). */
+ * (RDMA Verbs §9.5.2) and, for remote invalidation, the Terminate code (§8.3.2, RFC 5040
+ * §7.4). */
 #include "rn_mem_int.h"
 #include "rdmap.h"
 
@@ -105,7 +106,8 @@ enum inv_result {
 	INV_BOUND,      /* an MR with windows bound */
 };
 
-/* seed-verbs §4.9, in the precedence invalid > association > rights > cannot-invalidate. */
+/* RDMA Verbs §7.8, §7.10.4, in the precedence invalid > association > rights >
+ * cannot-invalidate. */
 static enum inv_result inv_check(const struct rn_tpt_entry *e, uint64_t c, rn_stag_t stag,
 				 const struct rn_mem_qp *qp, bool remote)
 {

@@ -680,15 +680,15 @@ static void hold_sleep(struct rn_progress *eng, uint64_t until)
 
 /* A yield that returns this late means the core went to a thread that does not yield (an
  * application spinning on memory, ib_write_lat's target): a runnable engine then waits out
- * that thread's whole time slice (~1.5 ms per message, measured), while a blocked engine that
+ * that thread's whole time slice for every message, while a blocked engine that
  * is woken preempts it within microseconds (the scheduler favours a waking sleeper). So the
  * engine stops spinning for RN_PROGRESS_NOSPIN_NS and blocks right after each piece of work;
  * then it tries the window again. A consumer that yields, or a free core, keeps the window,
  * and so does one that polls its CQ while it spins (rn_progress_consumer_polled during the
  * stall): it receives by itself (consumer-side progress), a woken engine would only add a
  * context switch per message.
- * (A short custom slice, sched_attr.sched_runtime, was measured too: no better for the
- * spinning target and 1.8x worse for a yielding one; not used.) */
+ * (A short custom slice, sched_attr.sched_runtime, is not used: it does not help the spinning
+ * target and slows a yielding one.) */
 #define RN_PROGRESS_YIELD_STALL_NS 300000u
 #define RN_PROGRESS_NOSPIN_NS 50000000u
 

@@ -79,7 +79,7 @@ void rn_qp_push_cqe_tolerated(struct rn_qp *qp, uint64_t wr_id, enum rn_wc_statu
 }
 
 /* An SQ CQE carries the WR's sequence number: polling it retires this slot and every earlier
- * one, unsignaled WRs included (decision P3). */
+ * one, unsignaled WRs included (RDMA Verbs §8.2.4). */
 static void push_sq_cqe(struct rn_qp *qp, uint32_t idx, const struct rn_sqe *s)
 {
 	struct rn_cqe e;
@@ -192,7 +192,7 @@ static void llp_reset(struct rn_qp *qp)
  * completions said Success) still reach the peer, then our FIN; a reset would discard what
  * the peer has not read yet (rdma_disconnect + rdma_destroy_qp at once, as rping does) and
  * makes a siw peer report a completion error where perftest destroys its QPs without
- * disconnecting (docs/interop.md F4). A transport resets by itself when octets we never read
+ * disconnecting (docs/interop.md). A transport resets by itself when octets we never read
  * are left (rn_transport.h close). */
 static void llp_release(struct rn_qp *qp)
 {

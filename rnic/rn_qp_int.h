@@ -147,7 +147,7 @@ struct rn_qp_tx {
 	uint64_t raw_end;               /* sent_total once the raw octets are accepted */
 };
 
-/* RFC 7306 Immediate Data octet 4 (docs/wire.md); other values: plain immediate data */
+/* RFC 7306 Immediate Data octet 4 (docs/rdmap.md); other values: plain immediate data */
 enum { RN_IMM_KIND_WRITE = 0, RN_IMM_KIND_PREFIX = 1 };
 
 /* ---- receive ----------------------------------------------------------------------------- */
@@ -192,7 +192,7 @@ struct rn_qp_rx {
 	bool skip, skip_tagged;
 	uint8_t skip_op;
 	uint32_t skip_qn, skip_msn;
-	/* RFC 7306 Immediate Data (docs/wire.md): this segment's 8 octets */
+	/* RFC 7306 Immediate Data (docs/rdmap.md): this segment's 8 octets */
 	uint32_t imm_cur;
 	uint8_t imm_kind;
 	/* a "prefix" Immediate Data was received: the next Send carries imm_val */
@@ -220,7 +220,7 @@ struct rn_qp {
 	struct rn_rq_limit rq_lim;
 	/* SQ ring, absolute indices: [retired, head) completed (CQE written or none due) but
 	 * not yet retired by a poll, [head, proc) started, [proc, tail) waiting. A slot is
-	 * reused only once retired (decision P3); the state machine's "SQ empty" is head ==
+	 * reused only once retired (RDMA Verbs §8.2.4); the state machine's "SQ empty" is head ==
 	 * tail (completion generated), so unpolled CQEs never hold up Closing or Error->Idle. */
 	struct rn_sqe *sq;
 	uint8_t *inl;
@@ -248,7 +248,7 @@ struct rn_qp {
 	bool rresp_ok;                  /* Read Responses may land: the create-time inbound
 	                                 * Write enable (one attribute in the spec). Modify's
 	                                 * RN_QPM_ACCESS changes ia.inbound_write, the gate of
-	                                 * inbound Writes only (decision Q16) */
+	                                 * inbound Writes only (rn_qp_state.c D15) */
 	bool need_wake;
 	bool eng_write;                 /* the engine's last look (rn_qp_wants_write) gave it
 	                                 * EPOLLOUT interest: a busy tx needs no wake then */

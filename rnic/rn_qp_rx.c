@@ -3,7 +3,7 @@
  *
  * Rules kept here:
  *   - Every check runs at HEAD, for the whole segment, before its first octet is placed
- *     (seed-memmgmt §6.7); each later chunk is re-validated for exactly its own range right
+ *     (RDMA Verbs §7.6.3); each later chunk is re-validated for exactly its own range right
  *     before the copy, so nothing is written outside a checked range and no translation is
  *     kept across a return (quiescence).
  *   - An error found at HEAD is acted on only at END, once MPA delivered the segment whole
@@ -15,7 +15,7 @@
  *     fed to the decoder from there, so its DATA pieces already sit at their destination.
  *   - The Terminate carries the offending segment's headers (rdmap_term_build on the head).
  *   - S-RQ / RQ WQEs are taken at the first segment of a Send (MSN order, §8.2.2 rule 12).
- *   - RFC 7306 Immediate Data (docs/wire.md): kind "prefix" is remembered for the next Send;
+ *   - RFC 7306 Immediate Data (docs/rdmap.md): kind "prefix" is remembered for the next Send;
  *     the other kinds take one WQE and complete it with byte_len 0.
  *   - Tolerant QPs (rn_qp_init_attr.tolerant): an error marked message-level (err_tol) found
  *     after DDP accepted the segment's sequence numbers drops the message (WC error or async
@@ -150,7 +150,7 @@ static void seg_err_wc(struct rn_qp *qp, struct iwarp_err e, enum rn_wc_status s
 	qp->rx.wc_status = (uint8_t)st;
 }
 
-/* Async event for a DDP / RDMAP error of an incoming segment (seed-verbs §6.3). */
+/* Async event for a DDP / RDMAP error of an incoming segment (RDMA Verbs §8.3.3, Fig. 24). */
 static enum rn_qp_async ev_ddp(const struct rn_qp *qp, struct iwarp_err e)
 {
 	static const enum rn_qp_async tagged[] = {
@@ -446,7 +446,7 @@ static void head_write(struct rn_qp *qp, uint32_t len)
 	rx->target = RXT_TAGGED;
 }
 
-/* A Read Response must continue the oldest outstanding Read exactly (seed-memmgmt §6.7). */
+/* A Read Response must continue the oldest outstanding Read exactly (RFC 5040 §5.5). */
 static void head_read_resp(struct rn_qp *qp, uint32_t len)
 {
 	struct rn_qp_rx *rx = &qp->rx;
@@ -853,14 +853,14 @@ static void rx_feed(struct rn_qp *qp, const uint8_t *in, size_t len)
 	stage_flush(&qp->rx);         /* the rest of this FPDU comes in a later call */
 }
 
-/* Direct placement (CRC and markers off, decision P5): the decoder is inside the DATA of a
- * segment whose whole range was checked at its HEAD, and nothing read is left unparsed (every
- * read is parsed whole). Returns where the rest of this FPDU's payload goes and how many of
- * its octets are one contiguous run of the target there (re-checked right now for exactly
- * that range, as place() does before a copy), or NULL: read into the receive buffer. The run
- * never goes past the FPDU's payload, so a peer's lengths cannot take the read outside the
- * checked range; errors (bad range, translation gone) are left to the buffered path, which
- * reports them. */
+/* Direct placement (CRC and markers off; with CRC the payload waits for its check): the
+ * decoder is inside the DATA of a segment whose whole range was checked at its HEAD, and
+ * nothing read is left unparsed (every read is parsed whole). Returns where the rest of this
+ * FPDU's payload goes and how many of its octets are one contiguous run of the target there
+ * (re-checked right now for exactly that range, as place() does before a copy), or NULL: read
+ * into the receive buffer. The run never goes past the FPDU's payload, so a peer's lengths
+ * cannot take the read outside the checked range; errors (bad range, translation gone) are
+ * left to the buffered path, which reports them. */
 static uint8_t *rx_direct(struct rn_qp *qp, size_t *len)
 {
 	struct rn_qp_rx *rx = &qp->rx;

@@ -1,7 +1,7 @@
-/* The iWARP QP state machine as tables (see rn_qp_state.h; seed-verbs.md §2, §6.3, §6.5).
+/* The iWARP QP state machine as tables (see rn_qp_state.h; RDMA Verbs 1.0 §6.1-§6.6, §9.5.3).
  *
  * Decisions where the spec leaves a choice (also in docs/):
- *  D1 Posting (§2.4). Idle: enqueue, hold. RTS: enqueue, process. Closing: PostRQ enqueues and
+ *  D1 Posting per state. Idle: enqueue, hold. RTS: enqueue, process. Closing: PostRQ enqueues and
  *     flushes; PostSQ enqueues, then Bad Close (LLP Reset, async "Bad Close", -> Error), the
  *     "without Immediate Error" rows of Fig. 11 (T35 needs that path). "At some point MUST
  *     return an Immediate Error" holds because Closing is bounded by the LLP close timeout.

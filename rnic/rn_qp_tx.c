@@ -5,7 +5,7 @@
  * allows them to pass Sends and Writes; they stay in order among themselves). A Terminate
  * goes out after the last complete segment already framed.
  *
- * Zero-copy (decision P4): with markers off, a Send / Write / Read Response segment is queued
+ * Zero-copy: with markers off, a Send / Write / Read Response segment is queued
  * as  MPA header + DDP header (copied into buf) | the payload's runs in registered memory
  * (referenced, not copied) | pad + CRC field (buf), framed by mpa_tx_frame. Headers, trailers,
  * Read Requests, Terminates, streaming-mode octets and every FPDU with markers are copied into
@@ -645,7 +645,7 @@ static int start_segmenting(struct rn_qp *qp, const struct ddp_hdr *tmpl, uint64
 	return ddp_seg_init(&qp->tx.it, tmpl, len, qp->tx.mulpdu, 0, err);
 }
 
-/* RFC 7306 Immediate Data, softrnic's 8 octets (docs/wire.md): the value as posted (verbs'
+/* RFC 7306 Immediate Data, softrnic's 8 octets (docs/rdmap.md): the value as posted (verbs'
  * __be32, memory order), the kind, 3 zero octets. */
 static bool start_imm(struct rn_qp *qp, struct rn_sqe *e, uint8_t kind)
 {
@@ -1095,9 +1095,9 @@ static bool tx_framing_due(const struct rn_qp *qp)
 /* What to queue at most: what the transport takes now when it can tell (rn_conn_send_space;
  * less than RN_TX_SPACE_MIN arms its send-space signal), else RN_TX_BUF. Octets sendv
  * refuses are copied before the pump returns (tx_materialize): on the DPDK engine, whose send
- * buffer stays full while the window limits, framing RN_TX_BUF each time copied almost every
- * payload octet twice (10 % of the initiator's core at 64 KiB Writes); and one FPDU of up to
- * 64 KiB (MTU 64000) framed into a smaller space was refused whole. So with a known space
+ * buffer stays full while the window limits, framing RN_TX_BUF each time would copy almost
+ * every payload octet twice; and one FPDU of up to 64 KiB (MTU 64000) framed into a smaller
+ * space would be refused whole. So with a known space
  * the segments are cut to fit it (encode_segment). An error is left to sendv to report. A
  * pump with nothing to frame does not ask (space unknown, no cap). */
 static size_t tx_limit(struct rn_qp *qp)

@@ -1,5 +1,5 @@
-/* Immediate validation of Send Queue WRs (seed-verbs §1.7, §3.2, §3.3). Pure checks on the WR
- * and the QP's allocated limits; everything that depends on memory state (STags, lengths,
+/* Immediate validation of Send Queue WRs (RDMA Verbs 1.0 §9.3.1.1, §8.1.3.2). Pure checks on
+ * the WR and the QP's allocated limits; everything that depends on memory state (STags, lengths,
  * ORD = 0) is a completion error found when the WR is processed (rn_qp_tx.c). */
 #include "rn_qp_int.h"
 

@@ -116,8 +116,8 @@ static void new_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t ack)
 	if (c->snd_una == c->iss && c->st.bytes_acked == 0)
 		acked--;
 	/* Not compared with iss: after 2 GiB sent, serial arithmetic reads iss as ahead and the
-	 * send queue was never freed again (the transfer stalled at 2^31 octets). The queue
-	 * starts at iss + 1, so the ACK of our SYN alone frees nothing. */
+	 * send queue would never be freed again (the transfer would stall at 2^31 octets). The
+	 * queue starts at iss + 1, so the ACK of our SYN alone frees nothing. */
 	if (seq_gt(data_end, c->snd_una))
 		tcp_sq_ack(c, data_end);
 	c->snd_una = ack;

@@ -79,7 +79,7 @@ void tcp_abort(struct tcp_conn *c)
 		s->st.estab_resets++;
 	tcp_conn_release(c);
 	/* tcp.h: on_zc_done(-ECONNABORTED) for outstanding zero-copy sends before returning
-	 * (each one whose memory the port released; see docs/tcp-engine.md). */
+	 * (each one whose memory the port released; see docs/tcp.md). */
 	tcp_zc_complete(c, true, -ECONNABORTED);
 	if (!s->cb_depth) {
 		net_if_flush(s->nif);

@@ -64,8 +64,8 @@ struct tcp_conn *tcp_hash_lookup(struct tcp_stack *s, uint32_t laddr, uint16_t l
 	struct tcp_key k;
 	void *data;
 
-	/* A connection's segments come in runs; jhash and the bucket walk cost some 150
-	 * instructions a segment, the compare below a few. */
+	/* A connection's segments come in runs; jhash and the bucket walk cost far more per
+	 * segment than the compare below. */
 	if (c && c->lport == lport && c->rport == rport && c->raddr == raddr && c->laddr == laddr)
 		return c;
 	k = make_key(laddr, lport, raddr, rport);

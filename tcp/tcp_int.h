@@ -1,6 +1,6 @@
 /* Private to the TCP engine (tcp_*.c): the stack, listener and connection structures and the
  * functions the engine's files call in one another. Nothing here is API; see tcp/tcp.h and
- * docs/tcp-engine.md for the design. */
+ * docs/tcp.md for the design. */
 #ifndef TCP_INT_H
 #define TCP_INT_H
 

@@ -217,8 +217,8 @@ uint32_t tcp_flight(const struct tcp_conn *c)
 /* A retransmission lost again leaves RFC 6675 waiting for the RTO (NextSeg never goes below
  * HighRxt). When a round of hole retransmissions is older than about two RTTs while the
  * holes remain, they are presumed lost again: HighRxt goes back to SND.UNA so NextSeg
- * retransmits what IsLost still says is missing (a simplified form of RACK, RFC 8985). Found
- * against Linux with 5% loss of our own frames: 190 RTOs in 45 s without it. */
+ * retransmits what IsLost still says is missing (a simplified form of RACK, RFC 8985).
+ * Without it, steady loss of our own frames turns most lost retransmissions into RTOs. */
 static void sack_rxt_round(struct tcp_conn *c)
 {
 	uint64_t now = tcp_now_us(c->s);

@@ -285,7 +285,7 @@ bool tcp_sq_copy_out(struct tcp_conn *c, uint32_t seq, uint8_t *out, uint32_t n)
 
 /* ---- record mode ------------------------------------------------------------------------ */
 /* A record's 2-octet header: from the entry last sent from when it holds both octets (the
- * common case, about a third of the instructions of the general lookup), else looked up. */
+ * common case, much cheaper than the general lookup), else looked up. */
 static bool sq_peek2(const struct tcp_conn *c, uint32_t seq, uint8_t h[2])
 {
 	if (c->sq_hint < c->sq_cnt) {

@@ -18,7 +18,7 @@
  *   mbufs   mbufs in the port's receive pool (default 16383): only rx_burst takes from it
  *   tx_mbufs mbufs in the transmit pool, everything the engine allocates (headers, send
  *           queue copies, clones); default: enough for 4096 connections x sndbuf, at most
- *           65535, and no more than fits in EAL's free memory (docs/dpdk-port.md)
+ *           65535, and no more than fits in EAL's free memory (docs/dpdk.md)
  *   link_wait_ms  how long an open waits for the link to come up (default 2000; memif's
  *           server has none until a client connects: the open returns anyway)
  * EAL can start once per process; a second open of the same configuration returns the same

@@ -112,7 +112,7 @@ int rn_cm_reject(struct rn_cm *cm, const void *pd, size_t pd_len);
 
 /* Passive, in WAIT_ACCEPT: accept with our IRD / ORD set to ird / ord instead of the
  * policy's (0 keeps the policy's value; at most MPA_V2_NO_VALUE - 1). The Request is
- * negotiated again with them under the rules of mpa_negotiate_request (docs/wire.md D7:
+ * negotiated again with them under the rules of mpa_negotiate_request (mpa_negotiate.c D7:
  * Reply ORD = min(ord, initiator IRD), Reply IRD = min(ird, initiator ORD); a READ RTR keeps
  * IRD >= 1), so the Reply's RFC 6581 block and rn_cm_params() follow. -EINVAL as
  * rn_cm_accept, or when the values are out of range or the new negotiation would reject

@@ -1,5 +1,5 @@
 /* Completion queues and completion channels (RDMA Verbs 1.0 §5.3, §8.2.4–§8.2.5, §9.2.3,
- * §9.3.2; shared/specs/seed-verbs.md §1.3, §1.7, §3.8).
+ * §9.3.2).
  *
  * A CQ is a ring of struct rn_cqe (rn_wc.h). Producers are the data path (the caller of
  * post_send and the progress thread may complete into the same CQ at once): rn_cq_push() is
@@ -79,8 +79,8 @@ enum rn_cq_push_result rn_cq_push(struct rn_cq *cq, const struct rn_cqe *e);
  * ID never sees them. Returns how many were removed; order of the others is kept. */
 uint32_t rn_cq_purge_qp(struct rn_cq *cq, uint32_t qp_id);
 
-/* SQ space is returned when the consumer polls, as libibverbs providers do (seed-verbs §3.4,
- * RDMA Verbs §8.2.4: an unsignaled WR is complete only once a later WR's completion on the
+/* SQ space is returned when the consumer polls, as libibverbs providers do (RDMA Verbs
+ * §8.2.4: an unsignaled WR is complete only once a later WR's completion on the
  * same SQ was retrieved). The QP owns one counter: SQ sequence numbers before `retired` are
  * free. Each SQ CQE names the counter and its WR's sequence number; rn_cq_poll advances the
  * counter past the last CQE of each QP it returns, under the consumer lock. rn_qp_destroy

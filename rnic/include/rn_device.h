@@ -1,19 +1,19 @@
 /* The RNIC device object (RDMA Verbs 1.0 §9.2.1 Open / Query / Close RNIC, §9.4 event
- * handlers; shared/specs/seed-verbs.md §1.1, §1.8, §6.4-6.5, T01, T40).
+ * handlers, §9.5.3 asynchronous events; acceptance tests T01, T40).
  *
  * A device owns: one rn_mem (PDs, MRs, MWs), one async event queue, one progress engine
  * (rn_progress, its thread started lazily by the first attachment or async handler), and the
  * accounting of CQs, completion channels (the Completion Event Handlers), S-RQs and QPs
  * against the limits Query RNIC reports. Close destroys everything still open.
  *
- * Names and "RNIC in use" (docs/rnic-decisions.md D1). Devices are process-local: names are
+ * Names and "RNIC in use". Devices are process-local: names are
  * "softrnic0" .. "softrnic7" (NULL = "softrnic0"). An *exclusive* open (the RNIC verbs' Open
  * RNIC, T01) fails with RNIC_IN_USE while the name is open in this process, and any open
  * fails while an exclusive one holds it. A shared open is what libibverbs' ibv_open_device
  * does: every call returns an independent instance (its own PDs, CQs, QPs, engine), the way
  * each ibv_context owns its resources; verbs/ opens shared.
  *
- * Async events (D2). Two consumption modes. Queue mode (libibverbs' ibv_get_async_event, the
+ * Async events. Two consumption modes. Queue mode (libibverbs' ibv_get_async_event, the
  * default): events wait in the bounded queue for rn_device_async_get / _ack, readable through
  * rn_device_async_fd; events raised before anyone looks are kept. Handler mode (§9.4.2), entered
  * by the first rn_device_set_async_handler: the progress engine delivers each event to the
@@ -117,7 +117,7 @@ struct rn_progress *rn_device_engine(struct rn_device *dev);
 /* Inline mode: drive the engine (rn_progress_poll); -EBUSY when the engine has a thread. */
 int rn_device_progress(struct rn_device *dev, int timeout_ms);
 
-/* Consumer-side progress (docs/rnic-decisions.md D7): an application found cq empty. Runs the
+/* Consumer-side progress: an application found cq empty. Runs the
  * receive / transmit work of the QPs that complete into cq in the caller's thread (a try-lock
  * per QP: one the engine or another poller works on is skipped; one read per QP, at most
  * RN_DEVICE_POLL_QPS QPs per call), as an rn_mem reader for the duration. RN_DEVICE_STREAK_RUN
@@ -125,7 +125,7 @@ int rn_device_progress(struct rn_device *dev, int timeout_ms);
  * starting within RN_DEVICE_STREAK_NS of the end of the consumer's call before (a poll or a
  * post: rn_device_consumer_posted), mark a busy-polling consumer: the engine's thread is put on
  * hold (rn_progress_hold) for RN_DEVICE_HOLD_US, so it does not compete for the core
- * (docs/rnic-decisions.md D9, D9b). Returns the number of QPs that did something (then poll
+ * (docs/decisions.md). Returns the number of QPs that did something (then poll
  * again). */
 #define RN_DEVICE_POLL_QPS 8
 #define RN_DEVICE_STREAK_NS 10000u

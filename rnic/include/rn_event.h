@@ -1,5 +1,5 @@
-/* The device's asynchronous event queue (RDMA Verbs 1.0 §8.3.3, §9.4.2, §9.5.3 Fig. 37;
- * shared/specs/seed-verbs.md §6.3–§6.5).
+/* The device's asynchronous event queue (RDMA Verbs 1.0 §8.3.3 Fig. 24, Fig. 25, §9.4.2,
+ * §9.5.3 Fig. 37).
  *
  * Producers (progress thread, callers of post_send, verbs that detect a limit) post an event
  * naming one resource; the application takes events with rn_evq_get() or waits on
@@ -25,7 +25,7 @@
 /* Event identifiers of Fig. 37. The QP-affiliated ones have, in Fig. 37's order, the same
  * values as enum rn_qp_async of rn_qp_state.h (RN_QPE_*), so a cast converts
  * (tests/rnic/test_event.c asserts it). The comment gives the Terminate code of Fig. 24 where one
- * exists (seed-verbs §6.3); the resource kind is rn_event_kind(id). */
+ * exists (RDMA Verbs §8.3.3); the resource kind is rn_event_kind(id). */
 enum rn_event_id {
 	RN_AE_NONE = 0,
 	/* QP-affiliated */

@@ -1,5 +1,5 @@
-/* Protection domains and the STag table (TPT): memory regions and memory windows.
- * shared/specs/seed-memmgmt.md §6 and seed-verbs.md §1.2, §1.6, §4, §6.1-6.2. No I/O.
+/* Protection domains and the STag table (TPT): memory regions and memory windows (RDMA Verbs
+ * 1.0 ch. 7, §9.2.2, §9.2.6; completion statuses §9.5.2, Terminate codes §8.3.2). No I/O.
  *
  * STags: [31:8] index (24 bits), [7:0] key. MRs and MWs share one index space; index 0 is never
  * handed out, so STag 0 (the privileged "physical" STag) never names a table entry.
@@ -93,7 +93,7 @@ enum rn_status rn_mem_reg_mr(struct rn_mem *mem, uint32_t pd, void *addr, uint64
 			     uint64_t iova, uint32_t access, rn_stag_t *stag);
 /* Change translation / PD / access of a non-shared MR; keeps the index, new RNIC-chosen key.
  * Status: invalid handle, STag index, or bound windows leave the MR unchanged; any other error
- * deallocates it (RI-Reregister semantics, seed-verbs §4.4; verbs/ pre-validates to offer the
+ * deallocates it (RI-Reregister semantics, RDMA Verbs §7.3; verbs/ pre-validates to offer the
  * ibverbs "input error, MR unchanged" behaviour). Arguments not selected by flags are ignored,
  * except that RN_REREG_TRANSLATION takes RN_ACC_ZERO_BASED from `access`. */
 enum rn_status rn_mem_rereg_mr(struct rn_mem *mem, rn_stag_t *stag, uint32_t flags, uint32_t pd,
@@ -106,7 +106,7 @@ enum rn_status rn_mem_reg_shared_mr(struct rn_mem *mem, rn_stag_t src, uint32_t 
  * remote_ok is the Remote Access Flag: without it fast-register may not grant remote rights. */
 enum rn_status rn_mem_alloc_mr(struct rn_mem *mem, uint32_t pd, uint32_t max_pages,
 			       bool remote_ok, rn_stag_t *stag);
-/* Deallocate STag (MR or MW; by index, the key is not checked, seed-verbs §4.10). An MR with
+/* Deallocate STag (MR or MW; by index, the key is not checked, RDMA Verbs §7.9). An MR with
  * bound windows: RN_ERR_MW_BOUND_TO_MR, unchanged. Waits for data-path readers (see above). */
 enum rn_status rn_mem_dereg(struct rn_mem *mem, rn_stag_t stag);
 
@@ -197,7 +197,7 @@ struct rn_mem_ref {
  * RN_ACC_REMOTE_READ). Returns 0 and *ref, or -1 and the Terminate error in *err, in the order
  * invalid STag > not associated > access > TO wrap > bounds. Codes: DDP tagged (layer 1, etype 1)
  * for sinks, except access: RDMAP 0/1/0x02; RDMAP remote protection (0/1) when need contains
- * RN_ACC_REMOTE_READ. len 0 is accepted without any check (seed-verbs §4.7): ref->run = 0. */
+ * RN_ACC_REMOTE_READ. len 0 is accepted without any check (RDMA Verbs §7.6.3): ref->run = 0. */
 int rn_mem_check_tagged(struct rn_mem *mem, uint32_t pd, uint32_t qp_id, rn_stag_t stag,
 			uint64_t to, uint64_t len, uint32_t need, struct rn_mem_ref *ref,
 			struct iwarp_err *err);

@@ -1,4 +1,4 @@
-/* The progress engine (docs/rnic-design.md, "Progress model (2 cores)"): a generic event loop
+/* The progress engine (docs/rnic.md, "Progress model"): a generic event loop
  * that knows nothing of QPs or connections. It waits in epoll on registered fds, a doorbell
  * (rn_progress_wake) and one-shot timers, and runs their callbacks.
  *
@@ -77,7 +77,7 @@ void rn_progress_unhold(struct rn_progress *eng);
  * consumer that only spins on memory (see the busy-poll window above). */
 void rn_progress_consumer_polled(struct rn_progress *eng, uint64_t now_ns);
 /* The engine's clock, CLOCK_MONOTONIC ns, for the now_ns arguments above: a consumer's empty
- * poll calls both, and reads the clock once for them (each read is ~20 ns of its spin). */
+ * poll calls both, and reads the clock once for them (a read is a noticeable part of a spin). */
 uint64_t rn_progress_now_ns(void);
 
 /* ---- fds (level-triggered) ---------------------------------------------------------------- */

@@ -1,7 +1,6 @@
 /* The Queue Pair: create / query / modify / destroy, PostSQ / PostRQ and the data path that
  * turns work requests into RDMAP/DDP/MPA bytes on an rn_conn and incoming bytes into placed
- * data and completions (RDMA Verbs 1.0 §6, §8, §9.2.5, §9.3; shared/specs/seed-verbs.md §1.5,
- * §1.7, §2, §3, §6; seed-memmgmt.md §6.7).
+ * data and completions (RDMA Verbs 1.0 §6, §8, §9.2.5, §9.3, §9.5).
  *
  * Layers used: rn_qp_state (every state change and what it must do), rn_mem (STag checks,
  * fast-register, bind, invalidate), rn_cq / rn_srq / rn_event (completions, receive WQEs,
@@ -29,19 +28,19 @@
  *     deregistration has it copy that payload out before returning.
  *   - The caller removes the QP from the progress engine before rn_qp_destroy().
  *
- * Completion semantics (decisions, see docs/rnic-decisions.md P-rows)
+ * Completion semantics (docs/decisions.md gives the longer reasons)
  *   - Send / Write complete (Success) when the last octet of their last FPDU was accepted by
  *     the transport (rn_conn sendv), not when the peer acknowledged it (§8.2.2 rule 11);
  *     with zero-copy transmit (sendv_ref) once the transport no longer reads their memory,
  *     i.e. after the acknowledgement.
  *   - RDMA Read completes when its last Read Response segment was placed; Read with
  *     Invalidate after the local invalidate of the sink STag.
- *   - Send / Write with immediate (RFC 7306, docs/wire.md) are two wire messages framed back
+ *   - Send / Write with immediate (RFC 7306, docs/rdmap.md) are two wire messages framed back
  *     to back and complete like their base operation, once, after the second. The receiver's
  *     Receive for a Write with immediate completes after the Immediate Data message, so after
  *     every octet of the Write was placed (stream order).
  *   - Tolerant QPs (init attr `tolerant`) drop an incoming message that fails its checks
- *     instead of terminating (rn_qp_rx.c, docs/rnic-decisions.md P13/P14).
+ *     instead of terminating (rn_qp_rx.c says which errors and how they are reported).
  *   - Bind / Fast-Register / Local Invalidate execute when they reach the head of SQ
  *     processing (after every earlier WR was started, before any later one starts);
  *     Fast-Register and (Read with) Invalidate hold their completion until rn_mem's grace
@@ -49,7 +48,7 @@
  *     old mapping runs any more.
  *   - Completions are written in post order per WQ; unsignaled successes produce none. An SQ
  *     slot is free only once the consumer polled a CQE of that WR or of a later WR of the
- *     same SQ (rn_cq_poll retires them; decision P3, seed-verbs §3.4); entering Idle frees
+ *     same SQ (rn_cq_poll retires them; RDMA Verbs §8.2.4); entering Idle frees
  *     all. RQ slots free when their completion is generated.
  */
 #ifndef RN_QP_H
@@ -84,7 +83,7 @@
 #define RN_QP_RX_BUF 65536u          /* octets one transport read takes at most */
 #define RN_QP_RX_BUDGET (256u * 1024u) /* octets one on_readable call reads at most: at MTU
                                       * 64000 one read is about a frame, and each call costs
-                                      * the engine an epoll_wait (2026-11-27, D13) */
+                                      * the engine an epoll_wait */
 
 /* Device limits a QP is created against (rn_device fills them from Query RNIC). A zero field
  * takes the default in brackets. */
@@ -183,7 +182,7 @@ struct rn_qp_mod {
 	unsigned mask;                /* enum rn_qp_attr_mask (rn_qp_state.h) */
 	struct rn_qp_attr attr;       /* fields named by mask; RN_QPM_ACCESS: inbound_read and
 	                               * inbound_write (Writes only: Read Responses keep the
-	                               * create-time gate, decisions P9, Q16) */
+	                               * create-time gate, so our own Reads keep working) */
 	/* RN_QPM_LLP_HANDLE (Idle->RTS): a connection rn_cm reported ESTABLISHED and handed over
 	 * (rn_cm_handoff). On RN_OK the QP owns h->conn and h->rx (frees it) and clears both in
 	 * *h; on failure *h is untouched and still the caller's. A NULL conn is
@@ -201,7 +200,7 @@ struct rn_qp_mod {
 	                               * a receiver takes any ULPDU_Length (MPA negotiates none) */
 };
 
-/* Statuses of rn_qp_modify (rn_qp_state.h, decisions Q11/Q12) plus INVALID_QP for NULL.
+/* Statuses of rn_qp_modify (rn_qp_state.h, rn_qp_state.c D11/D12) plus INVALID_QP for NULL.
  * Every action of the transition (flush, Terminate, LLP close / reset, async events) is
  * carried out before it returns. out_alloc (optional): what is in force afterwards. */
 enum rn_status rn_qp_modify_qp(struct rn_qp *qp, const struct rn_qp_mod *m,
@@ -225,7 +224,7 @@ enum rn_wr_opcode {
 	RN_WR_BIND_MW,           /* wr.bind (type-2 window); needs bind_mw */
 	RN_WR_LOCAL_INV,         /* wr.inv.stag */
 	RN_WR_FAST_REG,          /* wr.fast_reg; needs privileged (else WC "QP not privileged") */
-	/* RFC 7306 Immediate Data (docs/wire.md "Immediate Data"); imm_data is the value. */
+	/* RFC 7306 Immediate Data (docs/rdmap.md "Immediate Data"); imm_data is the value. */
 	RN_WR_SEND_IMM,          /* Immediate Data "prefix" then the Send (SE on the Send when
 	                          * SOLICITED); completes as RN_WC_OP_SEND */
 	RN_WR_RDMA_WRITE_IMM,    /* wr.rdma: the Write, then Immediate Data "follows a Write"
@@ -282,7 +281,7 @@ struct rn_send_wr {
  * that has no data, or more than max_inline octets), INVALID_SGL_LENGTH (num_sge < 0 or over
  * the QP's limit for the type; Read: more than 1), INVALID_SGL_FORMAT (sg_list NULL with
  * num_sge > 0). In RTS the WRs are processed at once; in Idle they wait; in Closing the WR
- * is enqueued and the QP goes to Error (Bad Close, decision Q1). Everything else (STags,
+ * is enqueued and the QP goes to Error (Bad Close, rn_qp_state.c D1). Everything else (STags,
  * lengths, ORD = 0, fast-register / bind parameters) is a completion error. */
 enum rn_status rn_qp_post_send(struct rn_qp *qp, struct rn_send_wr *wr, struct rn_send_wr **bad,
 			       uint32_t *posted);

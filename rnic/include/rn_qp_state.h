@@ -1,6 +1,6 @@
-/* The iWARP QP state machine (RDMA Verbs 1.0 §6.1-§6.6; shared/specs/seed-verbs.md §2, §6.3,
- * §6.5). Pure: no I/O, no locks, no allocation. rn_qp feeds it Modify-QP requests and events
- * from the data path and the LLP; every step returns the new state plus the ordered list of
+/* The iWARP QP state machine (RDMA Verbs 1.0 §6.1-§6.6, §8.3.3, §9.5.3). Pure: no I/O, no
+ * locks, no allocation. rn_qp feeds it Modify-QP requests and events from the data path and
+ * the LLP; every step returns the new state plus the ordered list of
  * actions the QP must carry out (flush, send a Terminate, close or reset the LLP, raise an
  * async event...). The rules are tables in rn_qp_state.c; the decisions the spec leaves open
  * are listed there, at the top.
@@ -31,7 +31,7 @@ enum rn_qp_state {
 	RN_QPS_COUNT
 };
 
-/* QP-affiliated asynchronous event identifiers (seed-verbs §6.5, Fig. 37, in its order). The
+/* QP-affiliated asynchronous event identifiers (RDMA Verbs §9.5.3, Fig. 37, in its order). The
  * state machine raises the LLP ones itself; for local and incoming-segment errors the data path
  * names the event (it knows the cause) and the state machine decides whether it is raised.
  * The values equal the QP-affiliated ones of enum rn_event_id (rn_event.h), in the same order
@@ -128,7 +128,7 @@ enum rn_qp_attr_mask {
 	RN_QPM_ACCESS = 1u << 7,      /* inbound RDMA Read / Write enables: an extension over
 	                               * Figs. 4-5 (which fix them at create) for libibverbs'
 	                               * IBV_QP_ACCESS_FLAGS, as Linux siw allows; Idle->Idle,
-	                               * Idle->RTS and RTS->RTS (decision Q16) */
+	                               * Idle->RTS and RTS->RTS (rn_qp_state.c D15) */
 	RN_QPM_ALL = (1u << 8) - 1
 };
 

@@ -1,5 +1,5 @@
-/* Immediate status codes of the RNIC verbs (RDMA Verbs 1.0 §9.5.1, consolidated in
- * shared/specs/seed-verbs.md §1.9). Every rnic/ verb returns one of these; verbs/ maps them to
+/* Immediate status codes of the RNIC verbs (RDMA Verbs 1.0 §9.5.1, the union of Figs. 28-35).
+ * Every rnic/ verb returns one of these; verbs/ maps them to
  * the errno values libibverbs callers expect. RN_OK is zero so `if (rc)` reads naturally. */
 #ifndef RN_STATUS_H
 #define RN_STATUS_H

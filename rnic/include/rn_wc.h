@@ -1,10 +1,11 @@
-/* Work completions: the completion status codes of RDMA Verbs 1.0 §9.5.2 Fig. 36
- * (shared/specs/seed-verbs.md §6.1) and the CQE every rnic/ queue produces.
+/* Work completions: the completion status codes of RDMA Verbs 1.0 §9.5.2 Fig. 36 and the CQE
+ * every rnic/ queue produces.
  *
  * Header only, no dependencies besides <stdint.h>: rn_cq, rn_mem, rn_qp_* and verbs/ all use it.
- * The first six names of Fig. 36 are illegible in the seed; we use the reconstruction of
- * seed-verbs §6.1 (Success, Flushed, Invalid WQE, Local QP Catastrophic, Remote Termination,
- * Invalid STag). Each status notes the libibverbs enum ibv_wc_status verbs/ maps it to.
+ * The first six names of Fig. 36 are illegible in the published text; they are reconstructed
+ * from the rest of the spec (Success, Flushed, Invalid WQE, Local QP Catastrophic, Remote
+ * Termination, Invalid STag). Each status notes the libibverbs enum ibv_wc_status verbs/ maps
+ * it to.
  * Rule of Fig. 36 / §9.3.2.1: when status != RN_WC_SUCCESS only wr_id (and qp_id) are valid. */
 #ifndef RN_WC_H
 #define RN_WC_H
@@ -71,9 +72,10 @@ enum rn_wc_opcode {
 	RN_WC_OP_FAST_REG,
 	RN_WC_OP_LOCAL_INV,
 	RN_WC_OP_RECV,
-	RN_WC_OP_RECV_IMM,            /* RFC 7306 Immediate Data (kind "plain", docs/wire.md) received:
-	                               * it consumed one receive WQE (RQ or S-RQ), byte_len 0, the
-	                               * value in imm_data -> IBV_WC_RECV + IBV_WC_WITH_IMM */
+	RN_WC_OP_RECV_IMM,            /* RFC 7306 Immediate Data (kind "plain", docs/rdmap.md)
+	                               * received: it consumed one receive WQE (RQ or S-RQ),
+	                               * byte_len 0, the value in imm_data -> IBV_WC_RECV +
+	                               * IBV_WC_WITH_IMM */
 	RN_WC_OP_RECV_RDMA_IMM,       /* Immediate Data kind "follows an RDMA Write" (Write with
 	                               * immediate): likewise one WQE, byte_len 0
 	                               *                       -> IBV_WC_RECV_RDMA_WITH_IMM */
@@ -102,7 +104,7 @@ struct rn_cqe {
 	uint32_t src_qp;      /* the peer's QP number when known, else 0 */
 	/* rnic-internal, SQ completions only (NULL sq for Receives): polling this CQE retires
 	 * SQ sequence numbers up to sq_seq in *sq (rn_cq_poll; SQ space is returned at poll
-	 * time, seed-verbs §3.4). Consumers ignore both; sq may dangle once the QP is gone. */
+	 * time, RDMA Verbs §8.2.4). Consumers ignore both; sq may dangle once the QP is gone. */
 	uint32_t sq_seq;
 	struct rn_sq_retire *sq;
 };

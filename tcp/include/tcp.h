@@ -1,4 +1,4 @@
-/* softrnic's TCP/IP engine (issue 4): the TCP a hardware RNIC carries, on DPDK mbufs.
+/* softrnic's TCP/IP engine: the TCP a hardware RNIC carries, on DPDK mbufs.
  *
  * One stack = one IPv4 interface (Ethernet, ARP, IPv4, ICMP echo: tcp/net.h) plus TCP per
  * RFC 9293 with RFC 7323 (window scale, timestamps, PAWS), RFC 2018/6675 (SACK), RFC 6298
@@ -6,7 +6,7 @@
  * RFC 6528 (initial sequence numbers). Connections are found by a 4-tuple rte_hash; timers
  * live on one wheel; the data path allocates nothing but mbufs from the stack's pool.
  *
- * What an RNIC needs from it and no socket API gives (shared/specs/anchors.md §9):
+ * What an RNIC needs from it and no socket API gives:
  *   - record mode: segments never split a record that fits one MSS and each starts with one
  *     (MPA FPDU alignment, RFC 5044 §5) - tcp_conn_set_records;
  *   - zero-copy transmit: segments reference the caller's memory, held until acknowledged -
@@ -59,9 +59,8 @@ enum tcp_cc_algo { TCP_CC_NEWRENO, TCP_CC_CUBIC };
 /* ---- stack ------------------------------------------------------------------------------ */
 /* Default send buffer and receive window: 1 MiB. The receiver takes segments in bursts of 32
  * and acknowledges them at the end of its pass, so a window must cover the sender's burst and
- * the receiver's pass together: with 256 KiB an engine bulk transfer over memif at MTU 9000
- * alternated between the two ends (one burst a round trip) at 7.5 Gbit/s; 1 MiB lets them
- * overlap, 11-14 Gbit/s (docs/tcp-engine.md).
+ * the receiver's pass together: a smaller window at MTU 9000 makes the two ends alternate
+ * (one burst a round trip) instead of overlapping (docs/tcp.md).
  * Neither is memory set aside: both bound what the shared mbuf pools may hold. */
 #define TCP_BUF_DEFAULT (1u << 20)
 struct tcp_stack_cfg {
