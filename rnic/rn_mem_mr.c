@@ -44,10 +44,12 @@ static uint32_t acc_store(uint32_t access)
  * one system call per 16 MiB (its vector), no file or /proc parsing, nothing faulted in or
  * pinned; it cannot fault itself. It does not see protections: a PROT_NONE or read-only page
  * passes, and so does memory unmapped later; the guarded copies (rn_fault.h) turn an access
- * to those into a protection error. */
+ * to those into a protection error. The vector lives on the stack: as thread-local storage
+ * it made the drop-in libibverbs.so.1's static TLS too large to be dlopen'ed (libfabric loads
+ * it that way: "cannot allocate memory in static TLS block"). */
 static bool range_mapped(const void *addr, uint64_t len)
 {
-	static _Thread_local unsigned char vec[4096];
+	unsigned char vec[4096];
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
 	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(pg - 1);
 	uint64_t left = ((uintptr_t)addr - a) + len;

@@ -45,4 +45,12 @@ done | sort -u >"$T/imports"
 	sort -u >"$T/all"
 missing=$(comm -23 "$T/imports" "$T/all")
 [ -z "$missing" ] || fail "imported by Debian binaries but not exported: $missing"
+# libfabric and Open MPI's components dlopen libibverbs.so.1. A library marked STATIC_TLS (it
+# has initial-exec thread-locals: the fault guards) loads that way only while its TLS fits in
+# glibc's small static surplus; a thread-local 4 KiB buffer once made every such load fail.
+for lib in "$DROPIN_VERBS/libibverbs.so.1" "$DROPIN_RDMACM/librdmacm.so.1"; do
+	readelf -dW "$lib" | grep -q 'FLAGS.*STATIC_TLS' || continue
+	tls=$(readelf -lW "$lib" | awk '$1 == "TLS" { print $6 }')
+	[ $((tls)) -le 512 ] || fail "$lib: STATIC_TLS with $((tls)) octets of TLS (dlopen needs <= 512)"
+done
 echo "$TEST_NAME: OK ($(wc -l <"$T/imports") imports resolved)"
