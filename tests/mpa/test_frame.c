@@ -11,7 +11,7 @@
 
 #include "mpa.h"
 
-/* MPA Request/Reply TCP payloads from /work/shared/traces (tshark -T fields -e tcp.payload),
+/* MPA Request/Reply TCP payloads of Linux siw captures (tshark -T fields -e tcp.payload),
  * frames 4 (client→server Request) and 6 (server→client Reply). */
 #define KEYREQ "4d504120494420526571204672616d65"
 #define KEYREP "4d504120494420526570204672616d65"

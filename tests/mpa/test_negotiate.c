@@ -14,7 +14,7 @@
 #define KEYREQ "4d504120494420526571204672616d65"
 #define KEYREP "4d504120494420526570204672616d65"
 
-/* Request/Reply payloads of /work/shared/traces captures (frames 4 and 6). */
+/* Request/Reply payloads of Linux siw captures (frames 4 and 6). */
 struct capture {
 	const char *name, *req, *rep;
 };
