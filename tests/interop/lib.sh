@@ -291,7 +291,7 @@ ia_tshark_unseen() {
 }
 
 # ia_siw_silent PCAP GUEST_IP: true if the guest sent no DDP segment at all (after the MPA
-# exchange), the mark of the siw accept race described in docs/interop.md (F1).
+# exchange), the mark of the siw accept race described in docs/interop.md.
 ia_siw_silent() {
 	[ "$(ia_tshark "$1" -Y "iwarp_mpa.rep && ip.src==$2" | grep -c .)" -gt 0 ] &&
 		[ "$(ia_tshark "$1" -Y "iwarp_ddp && ip.src==$2" | grep -c .)" = 0 ]
