@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Instructions per RDMA Write hop over the engine on memif, counted by callgrind: a measure of
-# the latency path that the machine's state hardly moves (docs/tcp-tests.md). The Write
-# latency of scripts/bench-tcp.sh swings 1.1-2.7 us with the machine's state on these shared
-# hosts; the count of instructions a hop executes moves by well under 1 % on a quiet machine
-# (a busy one adds empty polls, which are counted and shown), so a change to the path is
-# judged here first, then by interleaved latency runs.
+# the latency path that the machine's state hardly moves (docs/testing.md). The Write
+# latency of scripts/bench-tcp.sh swings widely with the state of a shared host, while the
+# count of instructions a hop executes barely moves on a quiet machine (a busy one adds empty
+# polls, which are counted and shown), so a change to the path is judged here first, then by
+# interleaved latency runs.
 #
 # softrnic-perf -t write -l -s 8 -P as in bench-tcp.sh section 4: the server runs under
 # callgrind (one thread a file), the client natively. Each server iteration is one hop:

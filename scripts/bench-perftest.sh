@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's perftest, unmodified, over softrnic on DPDK (issue 5's benchmark), in one run:
+# Debian's perftest, unmodified, over softrnic on DPDK, in one run:
 #   1. perftest -R over our drop-in libibverbs.so.1 / librdmacm.so.1 with
 #      SOFTRNIC_TRANSPORT=dpdk, two processes over net_memif, one core each (taskset):
 #      ib_write_lat 8 B, ib_send_lat 8 B, ib_write_bw 64 KiB, ib_send_bw 64 KiB;
@@ -64,7 +64,7 @@ perf_pair() {
 	sp=$!
 	PIDS+=("$sp")
 	# EAL start, the memif link wait (link_wait_ms, 2 s) and rdma_listen: a DPDK listener is
-	# invisible to ss, and a client arriving during the link wait is refused (docs/dropin.md H2)
+	# invisible to ss, and a client arriving during the link wait is refused (docs/dropin.md)
 	sleep 3
 	LD_LIBRARY_PATH=$T SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_EAL="-l $C1 $eal,role=client" \
 		SOFTRNIC_DPDK_IP=198.51.100.2/24 timeout -k 2 120 taskset -c "$C1" \

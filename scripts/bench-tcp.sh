@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# softrnic's TCP engine benchmark, in one run on this machine (docs/tcp-tests.md):
+# softrnic's TCP engine benchmark, in one run on this machine (docs/testing.md):
 #   1. bulk throughput: softrnic-tcp to softrnic-tcp over net_memif, two processes, one core
 #      each (taskset), at MTU 1500 and 9000, against iperf3 over loopback (same pinning, one
 #      stream; loopback's MTU is 65536);
@@ -8,7 +8,7 @@
 #   3. raw memif round trip (bench/tcp/memif_rtt: rte_eth_tx_burst -> echo -> rx_burst), the
 #      floor under every memif number;
 #   4. RDMA over the engine: apps/verbs/softrnic-perf RDMA Write 8 B latency and 64 KiB
-#      bandwidth between two processes over memif, against the goals (p50 <= 1.2 us and
+#      bandwidth between two processes over memif, against its goals (p50 <= 1.2 us and
 #      >= 20x below kernel TCP ping-pong; 64 KiB with CRC on >= 1.5x iperf3, judged on a memif
 #      link configured as Linux's loopback that iperf3 runs on: MTU BENCH_MTU (64000; lo has
 #      65536) and no TCP checksum (BENCH_MEMIF_CSUM, default off: lo computes none either).
@@ -32,10 +32,8 @@
 # BENCH_BYTES (default 2G), BENCH_PINGS (default 100000), BENCH_SECONDS (iperf3, default 5),
 # BENCH_CPUS "a,b" (default 0,1), BENCH_RDMA_ITERS (RDMA Write latency iterations, 10000),
 # BENCH_RDMA_BW_ITERS (64 KiB Writes per bandwidth run, default 100000: about 2 s, as iperf3
-# measures over BENCH_SECONDS; 20000 until 2026-11-27: 0.4 s that carried the start-up, the
-# first pass through memif's rings of 1024 64 KiB slots each way among it, about 17000 page
-# faults on the target in the first 2000 Writes; 4 interleaved pairs: 2389-3063 MiB/s at
-# 20000, 3055-4633 at 100000),
+# measures over BENCH_SECONDS; a shorter run would be dominated by the start-up, the first
+# pass through memif's rings and the target's first page faults),
 # BENCH_ROUNDS (the judged runs of sections 4 and 5, default 3), BENCH_MTU and
 # BENCH_MEMIF_CSUM (the judged bandwidth's link: 64000, off).
 # Exit status: 0 done, 1 a run failed, 77 DPDK's memif PMD or iperf3 missing.
@@ -153,7 +151,7 @@ rdma_pair() {
 	wait "$sp"
 	local src=$?
 	PAIR_NOTE=
-	# a signal (124 is timeout's own): the memif disconnect race was one (docs/dpdk-rdma.md)
+	# a signal (124 is timeout's own): the memif disconnect race is one (docs/dpdk.md)
 	[ "$src" -gt 128 ] && PAIR_NOTE=" [server killed by signal $((src - 128))]"
 	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
 }

@@ -9,11 +9,9 @@
 #   bandwidth vipl-bw's stream, window 16, 64 KiB sends (vp_bw_*) against raw_bw_*: MB/s per block
 # each in two polling modes applied to both sides alike: "spin" (-p: poll without pause) and
 # "yield" (-y: sched_yield() after every empty poll, the rdma_bench convention).
-# Why interleaved: on this shared 2-core machine one run's p50 moves by +-25 % from the next
-# (7.6-13 us for the same raw 64 B exchange, 2026-11-25) in slow and quick periods lasting
-# seconds. Until 2026-11-26 the VIPL program and vipl_raw ran as separate process pairs, back
-# to back, and their pair ratios followed those periods; blocks of tens of milliseconds share
-# them (one run's quartiles within a few percent).
+# Why interleaved: on a shared machine one run's p50 moves a lot from the next, in slow and
+# quick periods lasting seconds. Separate process pairs run back to back would see different
+# periods, and their ratios would follow them; blocks of tens of milliseconds share them.
 # Prints every command, each run's ratio with its quartiles, then per test the medians of the
 # REPS runs (VIPL, raw, ratio) against the goals (latency <= 1.10x, bandwidth >= 1.0x minus
 # noise). Informational: exit 0 unless a run fails. Environment: BUILD (default

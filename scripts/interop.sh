@@ -19,9 +19,9 @@
 # The MPA_CASES run softrnic as initiator with SOFTRNIC_MPA options (crc, nop2p, rev1) against
 # stock siw. IA_ONLY=REGEX runs only the cases whose names match.
 # softrnic runs at 198.51.100.2 in a namespace of its own whose frames reach the guests
-# IA_DELAY_MS (default 5) late (lib.sh ia_host_link, docs/interop.md I21).
-# Needs root. Takes ~4 min on a 2-core TCG host. IA_ATTEMPTS (default 4) bounds the retries
-# of a host-client case that fails with the siw race signature (docs/interop.md F1).
+# IA_DELAY_MS (default 5) late (lib.sh ia_host_link, docs/interop.md).
+# Needs root. Takes minutes on a TCG host. IA_ATTEMPTS (default 4) bounds the retries
+# of a host-client case that fails with the signature of siw's accept race (docs/interop.md).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-}
@@ -49,9 +49,9 @@ trap 'ia_capture_stop; ia_down' EXIT
 trap 'exit 143' TERM INT
 ia_down
 ia_up stock,crc,p2p,stock 4 || { echo "siw-vm up failed" >&2; exit 1; }
-# docs/interop.md I21: softrnic in a namespace of its own at .2, its frames to the guests
-# delayed IA_DELAY_MS (default 5, 0: no delay) like a real link's, which keeps siw's accept
-# race (F1) shut on TCG guests
+# softrnic in a namespace of its own at .2, its frames to the guests delayed IA_DELAY_MS
+# (default 5, 0: no delay) like a real link's, which keeps siw's accept race shut on TCG
+# guests (docs/interop.md)
 ia_host_link "${IA_DELAY_MS:-5}" "$BUILD/tests/tcp/linux/impair" "$IA_NET.2/24" ||
 	{ echo "the host link failed" >&2; exit 1; }
 [ $rev1 = 1 ] && { ia_load_rev1 g4 || rev1=0; }
@@ -87,11 +87,11 @@ fails=0
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$OUT/matrix.md"
 
-# f9_ord0 NAME GUEST: docs/interop.md F9. Against a rev 1 Request siw reports IRD/ORD 0 to its
-# listener, Debian's rping server accepts with rdma_accept(id, NULL), which takes those, and
-# its RDMA Read then fails to post. True only for exactly that: a rev 1 case, the guest
-# server's "post send error" (it posts that Read only after our first Send arrived), and
-# that Send in the capture.
+# f9_ord0 NAME GUEST: a known siw fault (docs/interop.md). Against a rev 1 Request siw reports
+# IRD/ORD 0 to its listener, Debian's rping server accepts with rdma_accept(id, NULL), which
+# takes those, and its RDMA Read then fails to post. True only for exactly that: a rev 1 case,
+# the guest server's "post send error" (it posts that Read only after our first Send arrived),
+# and that Send in the capture.
 f9_ord0() {
 	local name=$1 gip
 	[ "${name%%-*}" = mpa1 ] || return 1

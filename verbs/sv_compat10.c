@@ -1,5 +1,5 @@
 /* The IBVERBS_1.0 twins of the calls whose structures changed in libibverbs 1.1 (sv_compat10.h;
- * docs/dropin.md D11). A program linked in 2006 against libibverbs 1.0 binds NAME@IBVERBS_1.0:
+ * docs/dropin.md). A program linked against libibverbs 1.0 binds NAME@IBVERBS_1.0:
  * these wrap each current object in its 1.0 layout, call the current function, and point the
  * current object's user context (cq_context, qp_context, srq_context) at the wrapper so events
  * find their way back (sv_compat10_wr.c). The wrapper keeps the application's own context. */

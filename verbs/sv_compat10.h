@@ -1,4 +1,4 @@
-/* libibverbs 1.0's structures (the IBVERBS_1.0 ABI of 2006), for sv_compat10.c. Programs linked
+/* libibverbs 1.0's structures (the IBVERBS_1.0 ABI), for sv_compat10.c. Programs linked
  * against libibverbs 1.0 see these layouts; each 1.0 object is a separate wrapper holding the
  * current object ("real_*"), as in rdma-core's compatibility layer. Field order and types are
  * the ABI and must not change. */
@@ -151,7 +151,7 @@ struct ibv_context_1_0 {
 	int cmd_fd;
 	int async_fd;
 	int num_comp_vectors;
-	struct ibv_context *real_context; /* was abi_compat */
+	struct ibv_context *real_context; /* abi_compat in the 1.0 header */
 };
 
 #endif

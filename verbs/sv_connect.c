@@ -9,7 +9,7 @@
 
 /* ORD and IRD follow what MPA negotiated (only ever lowered from what the QP has): ORD to
  * our side's negotiated ORD and to the peer's IRD, IRD to our side's negotiated IRD (on the
- * responder the Reply's values, docs/wire.md D7, e.g. rdma_accept's initiator_depth /
+ * responder the Reply's values, mpa_negotiate.c D7, e.g. rdma_accept's initiator_depth /
  * responder_resources). MPA revision 1 peers and plain frames say nothing: unchanged. */
 static void sv_connect_ird_ord(struct sv_qp *q, const struct mpa_conn_params *p)
 {

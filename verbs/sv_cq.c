@@ -230,7 +230,7 @@ int sv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	if (done > 0)
 		rn_device_cq_reaped(sv_ctx(cq->context)->dev);
 	/* empty: receive for the QPs feeding this CQ here, rather than wait for the engine's
-	 * thread (consumer-side progress, docs/rnic-decisions.md D7) */
+	 * thread (consumer-side progress, rn_device_cq_progress) */
 	if (done == 0 && n > 0 && rn_device_cq_progress(sv_ctx(cq->context)->dev, q->rn) > 0 &&
 	    rn_cq_poll(q->rn, e, (uint32_t)n < SV_POLL_BATCH ? (uint32_t)n : SV_POLL_BATCH,
 		       &got) == RN_OK) {

@@ -56,7 +56,7 @@ static void sv_pick_mac(uint8_t mac[6])
 
 static void sv_dev_init_once(void)
 {
-	/* Over DPDK the device is the port: its MAC gives the GID (docs/dpdk-rdma.md). When
+	/* Over DPDK the device is the port: its MAC gives the GID (docs/dpdk.md). When
 	 * the port cannot open, the kernel's MAC stands and librdmacm reports the error. */
 	if (softrnic_transport_selected() == SOFTRNIC_TRANSPORT_DPDK &&
 	    softrnic_transport_mac(sv_dev0.mac) == 0)
@@ -179,7 +179,7 @@ static void sv_fill_attr(struct sv_context *c, const uint8_t mac[6])
 	a->device_cap_flags |= IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
 			       IBV_DEVICE_MEM_MGT_EXTENSIONS | IBV_DEVICE_SYS_IMAGE_GUID |
 			       IBV_DEVICE_CURR_QP_STATE_MOD;
-	a->atomic_cap = IBV_ATOMIC_NONE;      /* RFC 7306 atomics: later */
+	a->atomic_cap = IBV_ATOMIC_NONE;      /* RFC 7306 atomics: not offered */
 	a->max_pkeys = 1;
 	a->phys_port_cnt = 1;
 }

@@ -158,7 +158,7 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
 }
 
 /* Input checks of ibv_rereg_mr before the RNIC sees anything: failures leave the MR as it
- * was (IBV_REREG_MR_ERR_INPUT); the RNIC's own failures deallocate it (decision M3). */
+ * was (IBV_REREG_MR_ERR_INPUT); the RNIC's own failures deallocate it (RDMA Verbs §7.3). */
 static int sv_rereg_check(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			  size_t length, int access)
 {

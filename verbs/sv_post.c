@@ -10,7 +10,7 @@
 #define SV_POST_BATCH 16
 
 /* ibv_wr_opcode -> rn_wr_opcode; -1: not offered (no atomics: atomic_cap is NONE; TSO is
- * for raw Ethernet). Immediate data rides on RFC 7306 Immediate Data (docs/wire.md). */
+ * for raw Ethernet). Immediate data rides on RFC 7306 Immediate Data (docs/rdmap.md). */
 static const int sv_wr_op[] = {
 	[IBV_WR_RDMA_WRITE] = RN_WR_RDMA_WRITE,
 	[IBV_WR_RDMA_WRITE_WITH_IMM] = RN_WR_RDMA_WRITE_IMM,

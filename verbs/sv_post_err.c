@@ -1,5 +1,5 @@
 /* Posting to a QP in Error, with libibverbs' (IB) semantics: the WRs are accepted and complete
- * as flushed (docs/dropin.md D13). The RNIC returns an immediate error there, which the RDMA
+ * as flushed (docs/dropin.md). The RNIC returns an immediate error there, which the RDMA
  * Verbs specification allows (RDMAC 6.2.4: posts are enqueued and flushed until, at some
  * point of the flush, immediate errors start); libibverbs programs are written for the IB
  * rule, and siw's user-space provider accepts such posts as well. perftest re-posts a receive

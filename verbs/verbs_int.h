@@ -59,7 +59,7 @@ struct sv_pd {
 struct sv_mr {
 	struct ibv_mr mr;
 	uint32_t magic;
-	int dead;                     /* a failed ibv_rereg_mr deallocated it (decision M3) */
+	int dead;                     /* a failed ibv_rereg_mr deallocated it (RDMA Verbs §7.3) */
 };
 
 struct sv_mw {

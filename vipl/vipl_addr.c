@@ -1,4 +1,4 @@
-/* VIP_NET_ADDRESS handling (docs/vipl.md V2, V14): the 6-octet host address is an IPv4 address
+/* VIP_NET_ADDRESS handling (docs/vipl.md): the 6-octet host address is an IPv4 address
  * and the NIC's TCP port, network order; the local one comes from SOFTRNIC_VIPL_ADDR=ip[:port],
  * else the NIC's own address: the DPDK port's IPv4 address when librdmacm carries connections
  * over softrnic's DPDK transport (softrnic_transport_selected), otherwise the first non-loopback IPv4
@@ -111,7 +111,7 @@ int vipl_addr_local(unsigned unit, struct sockaddr_in *sin)
 	return check_configured(&sin->sin_addr);
 }
 
-/* The name service's rule for the DPDK transport (docs/vipl.md V14): this host's own name
+/* The name service's rule for the DPDK transport (docs/vipl.md): this host's own name
  * (gethostname, or its first label) stands for the NIC, whose address the kernel's resolver
  * does not know. False on kernel sockets: the resolver answers there. */
 bool vipl_addr_own_name(const char *name)

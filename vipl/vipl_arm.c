@@ -1,16 +1,15 @@
-/* Adaptive arming of a connection's verbs CQ (V9 tuning). Kept armed, every completion wakes
- * the NIC thread: with an application that polls (Done, or Wait's inline phase), that is a
- * context switch per message for nothing, on the core the application needs. So when the
- * application polled this VI inline within the last 2 ms and nothing needs the thread
- * (no notify armed on the VI's queues or their CQs), the thread leaves the CQ unarmed after
- * an event and looks again 1 ms later: if the application polled meanwhile, it waits twice
- * as long (up to 8 ms), else it re-arms the CQ (then polls). That bounds what an
- * application that stops polling, or spins on Status in memory, can wait (at most 8 ms,
- * once), and a polling application costs the thread ~125 wake-ups a second instead of two
- * per ms (a timer, then the event of the re-armed CQ: measured 1348 thread wake-ups in a
- * 20000-message ping-pong, each taking the core from a spinner). Everything that sleeps or
- * arms a notify arms the CQ first and polls once more (a completion that came before the
- * arming raises no event). All with the NIC lock held. */
+/* Adaptive arming of a connection's verbs CQ (completion progress). Kept armed, every
+ * completion wakes the NIC thread: with an application that polls (Done, or Wait's inline
+ * phase), that is a context switch per message for nothing, on the core the application needs.
+ * So when the application polled this VI inline within the last 2 ms and nothing needs the
+ * thread (no notify armed on the VI's queues or their CQs), the thread leaves the CQ unarmed
+ * after an event and looks again 1 ms later: if the application polled meanwhile, it waits
+ * twice as long (up to 8 ms), else it re-arms the CQ (then polls). That bounds what an
+ * application that stops polling, or spins on Status in memory, can wait (at most 8 ms, once),
+ * and a polling application costs the thread ~125 wake-ups a second instead of two per ms (a
+ * timer, then the event of the re-armed CQ), each of which takes the core from a spinner.
+ * Everything that sleeps or arms a notify arms the CQ first and polls once more (a completion
+ * that came before the arming raises no event). All with the NIC lock held. */
 #include "vipl_int.h"
 
 #include <time.h>

@@ -1,4 +1,4 @@
-/* Connection machinery on rdma_cm (seed-via §2.7, §3.2; docs/vipl.md V2, V3, V12): each VI
+/* Connection machinery on rdma_cm (VIA 1.0 §4, §9.4; docs/vipl.md): each VI
  * connection is one rdma_cm id (one TCP connection, MPA v2 with RTR) with its own verbs CQ
  * and RC QP, created when the connection is made and destroyed when it ends. The listener of
  * a NIC binds the NIC's address; incoming requests carry the VI attributes and discriminators
@@ -29,9 +29,9 @@ int vipl_listen(struct vipl_nic *nic)
 }
 
 /* QP and CQ of a connection on id (Idle QP: the receives held in VIPL are posted at once, so
- * they are there before the peer can send). Unreliable VIs get a tolerant QP (V6); the VI's
- * RDMA enables become the QP's remote access rights (Reliable Reception also needs remote
- * Read for the peer's acknowledgement Reads of our ack word). */
+ * they are there before the peer can send). Unreliable VIs get a tolerant QP
+ * (SOFTRNIC_QP_TOLERANT); the VI's RDMA enables become the QP's remote access rights (Reliable
+ * Reception also needs remote Read for the peer's acknowledgement Reads of our ack word). */
 int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id)
 {
 	struct vipl_nic *nic = vi->o.nic;
@@ -296,7 +296,7 @@ static void remote_from(struct vipl_vi *vi, const struct vipl_pdata *p)
 }
 
 /* Accept id for vi (ConnectAccept, or a matching peer request): QP, private data, rdma_accept.
- * V7: the granted MTU is the smaller request. */
+ * The granted MTU is the smaller request. */
 int vipl_accept_on(struct vipl_vi *vi, struct rdma_cm_id *id, const struct vipl_pdata *p);
 int vipl_accept_on(struct vipl_vi *vi, struct rdma_cm_id *id, const struct vipl_pdata *p)
 {
@@ -458,7 +458,7 @@ static void on_active(struct vipl_vi *vi, struct rdma_cm_event *ev)
 			break;
 		}
 		remote_from(vi, &p);
-		vi->granted_mtu = p.mtu; /* V7: the accepter granted the minimum */
+		vi->granted_mtu = p.mtu; /* the accepter granted the minimum */
 		vi->c.up = true;
 		vi->state = VIP_STATE_CONNECTED;
 		vipl_sq_pump(vi);
@@ -539,7 +539,7 @@ static void upd(uint64_t *next, uint64_t t)
 		*next = t;
 }
 
-/* V12 backlog expiry and the peer connects' retries and deadlines. */
+/* ConnectWait backlog expiry and the peer connects' retries and deadlines. */
 void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 {
 	for (struct vipl_grave *g = nic->graves; g != NULL; g = g->next)

@@ -1,10 +1,10 @@
 /* Completions (VIA §6.4, §9.6.2-3, §9.6.5-6, §9.6.9-10): the connection's verbs CQ is drained
  * by the NIC thread on every completion event and inline by Done / Wait calls, so a polling
- * application is not delayed by a thread switch (V9). Errors follow the VI's reliability level
- * (seed-via §2.4): Unreliable keeps the connection for per-message receive errors; Reliable
- * Delivery and Reception move the VI to Error, flush everything, and report the cause (the
- * peer's Terminate, softrnic_query_qp_term) in the failing descriptor (RR) or asynchronously
- * (RD). */
+ * application is not delayed by a thread switch. Errors follow the VI's reliability level (VIA
+ * 1.0 §2.5, Table 1; §7): Unreliable keeps the connection for per-message receive errors;
+ * Reliable Delivery and Reception move the VI to Error, flush everything, and report the cause
+ * (the peer's Terminate, softrnic_query_qp_term) in the failing descriptor (RR) or
+ * asynchronously (RD). */
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
@@ -153,7 +153,7 @@ void vipl_poll_cq(struct vipl_vi *vi)
 	struct ibv_wc wc[16];
 	bool ok = true;
 	/* again only after a full batch: a poll that finds the CQ empty drives the transport
-	 * (a recv() on kernel sockets, ~1 us), which a ping-pong pays on every message if the
+	 * (a recv() system call on kernel sockets), which a ping-pong pays on every message if the
 	 * poll that returned its completion is always followed by one more */
 	while (ok && vi->c.cq != NULL) {
 		int n = ibv_poll_cq(vi->c.cq, 16, wc);
@@ -182,7 +182,7 @@ struct vipl_vi *vipl_vi_by_cq(struct vipl_nic *nic, struct ibv_cq *cq)
 	return NULL;
 }
 
-/* Absolute CLOCK_MONOTONIC ms for a VIPL timeout; 0 = forever (V13). */
+/* Absolute CLOCK_MONOTONIC ms for a VIPL timeout; 0 = forever (timeout >= VIP_INFINITE). */
 uint64_t vipl_deadline(VIP_ULONG timeout_ms)
 {
 	if (timeout_ms >= VIP_INFINITE)
@@ -227,7 +227,7 @@ static VIP_RETURN qdone(void *h, bool recv, bool wait, VIP_ULONG timeout, VIP_DE
 	uint64_t dl = wait ? vipl_deadline(timeout) : 0, spin_until = 0;
 	pthread_mutex_lock(&nic->lock);
 	if (wait && q->cq != NULL) {
-		rc = VIP_ERROR_RESOURCE; /* AMBIG-3 */
+		rc = VIP_ERROR_RESOURCE; /* VIA §9.6.3, §9.6.6 (§9.6.8 says INVALID_PARAMETER) */
 		goto out;
 	}
 	for (;;) {
@@ -237,8 +237,8 @@ static VIP_RETURN qdone(void *h, bool recv, bool wait, VIP_ULONG timeout, VIP_DE
 		}
 		/* a head the NIC thread completed already still counts as polling: else that
 		 * thread, seeing no recent inline poll, keeps the CQ armed and takes every
-		 * completion (and the NIC lock) from then on (measured: vipl-bw's sender woke it
-		 * once per 5 messages, 0.73x raw verbs' bandwidth) */
+		 * completion (and the NIC lock) from then on, which costs a streaming sender
+		 * much of its bandwidth */
 		if (q->head != NULL && q->head->state != WQE_DONE && vi->c.cq != NULL)
 			vipl_poll_inline(vi);
 		else if (vi->c.cq != NULL)
@@ -252,7 +252,7 @@ static VIP_RETURN qdone(void *h, bool recv, bool wait, VIP_ULONG timeout, VIP_DE
 		if (spin_until == 0)
 			spin_until = vipl_now_us() + spin_us();
 		if (vi->c.cq != NULL && vipl_now_us() < spin_until) {
-			/* V9 tuning: poll inline a little before sleeping, so a ping-pong does
+			/* poll inline a little before sleeping, so a ping-pong does
 			 * not pay two thread wake-ups per message */
 			pthread_mutex_unlock(&nic->lock);
 			sched_yield();
@@ -301,8 +301,8 @@ VIPL_EXPORT VIP_RETURN VipRecvWait(VIP_VI_HANDLE ViHandle, VIP_ULONG TimeOut,
 	return qdone(ViHandle, true, true, TimeOut, DescriptorPtr);
 }
 
-/* One-shot notify (AMBIG-18: a descriptor already Done at the head is dequeued and the
- * handler runs in the caller's thread before the call returns). */
+/* One-shot notify (VIA §9.6.9-§9.6.11 leave it open; here a descriptor already Done at the
+ * head is dequeued and the handler runs in the caller's thread before the call returns). */
 static VIP_RETURN qnotify(void *h, bool recv, void *ctx, VIP_VI_NOTIFY_HANDLER fn)
 {
 	struct vipl_vi *vi = (struct vipl_vi *)vipl_handle_get(h, VK_VI);

@@ -49,7 +49,7 @@ VIPL_EXPORT VIP_RETURN VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS
 	struct vipl_nic *nic = vi->o.nic;
 	pthread_mutex_lock(&nic->lock);
 	if (vi->state != VIP_STATE_IDLE || vi->mode != CM_NONE) {
-		rc = VIP_INVALID_STATE; /* AMBIG-10 */
+		rc = VIP_INVALID_STATE; /* VIA §5 names no code */
 	} else if (Timeout == 0) {
 		rc = VIP_TIMEOUT; /* §9.4.4: 0 is an immediate timeout */
 	} else {
@@ -190,7 +190,7 @@ VIPL_EXPORT VIP_RETURN VipConnectAccept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDL
 		} else {
 			r->id = NULL; /* the VI's connection now */
 			req_drop(nic, r);
-			rc = wait_connect(vi, vipl_now_ms() + VIPL_ACCEPT_MS); /* AMBIG-5 */
+			rc = wait_connect(vi, vipl_now_ms() + VIPL_ACCEPT_MS); /* VIA §5.1 */
 		}
 	}
 	pthread_mutex_unlock(&nic->lock);
@@ -224,7 +224,7 @@ VIPL_EXPORT VIP_RETURN VipConnectReject(VIP_CONN_HANDLE ConnHandle)
 }
 
 /* An abort (§4.2): every posted descriptor completes DESC_FLUSHED and the VI is Idle, from
- * Connected, Pending or Error; on an Idle VI the held receives are flushed (AMBIG-6). */
+ * Connected, Pending or Error; on an Idle VI the held receives are flushed (VIA §5.1). */
 VIPL_EXPORT VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle)
 {
 	struct vipl_vi *vi = vi_get(ViHandle);

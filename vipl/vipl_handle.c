@@ -1,6 +1,6 @@
 /* Generation-checked handle table: a handle is (generation, kind, slot) packed in a pointer-
  * sized value, never an object address, so a stale, destroyed or forged handle is refused
- * with VIP_INVALID_PARAMETER and never dereferenced (seed-via §5 trap 17). */
+ * with VIP_INVALID_PARAMETER and never dereferenced, even when an application passes one. */
 #include "vipl_int.h"
 
 #include <sched.h>

@@ -21,15 +21,15 @@
 
 #define VIPL_EXPORT __attribute__((visibility("default")))
 
-#define VIPL_ADDR_LEN 6             /* V2: IPv4 + port */
+#define VIPL_ADDR_LEN 6             /* IPv4 + port */
 #define VIPL_MAX_DISC 64
 #define VIPL_MAX_SEGS 1024          /* MaxSegmentsPerDesc (bounce copy above the QP SGE limit) */
 #define VIPL_MAX_XFER (4u << 20)    /* MaxTransferSize */
 #define VIPL_MAX_QDESC 16384        /* MaxDescriptorsPerQueue */
 #define VIPL_QP_DEPTH 256           /* WRs in flight per queue; the rest wait in VIPL */
-#define VIPL_BACKLOG_MS 10000       /* V12 */
+#define VIPL_BACKLOG_MS 10000       /* requests before a matching ConnectWait */
 #define VIPL_BACKLOG_MAX 128
-#define VIPL_ACCEPT_MS 5000         /* AMBIG-5: wait for the initiator's confirmation */
+#define VIPL_ACCEPT_MS 5000         /* wait for the initiator's confirmation (VIA §5.1) */
 #define VIPL_PEER_RETRY_MS 20
 #define VIPL_REGION_BUCKETS 1024    /* memory-handle hash (lookups on every posted segment) */
 
@@ -62,7 +62,7 @@ struct vipl_ptag {
 struct vipl_region {
 	VIP_MEM_HANDLE handle;   /* what the application holds (the first STag) */
 	uintptr_t va;            /* as registered by the application */
-	uintptr_t lo, hi;        /* page-rounded bounds [lo, hi) (AMBIG-15) */
+	uintptr_t lo, hi;        /* page-rounded outwards [lo, hi) (VIA §3.2.1, §9.5.3) */
 	struct vipl_ptag *ptag;
 	bool rdma_write, rdma_read, writable;
 	struct ibv_mr *mr;       /* mr->lkey may differ from handle after SetMemAttributes */
@@ -317,7 +317,7 @@ void vipl_call_run(struct vipl_nic *nic, struct vipl_call *c);
  * VIA §3.2.1). 0, or VIP_STATUS_PROTECTION_ERROR when a segment is no longer usable. */
 uint32_t vipl_bounce_scatter(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t len);
 
-/* vipl_wire.c: the private data of V3 */
+/* vipl_wire.c: the private data of the MPA Request / Reply / Reject */
 enum { PD_REQUEST = 1, PD_ACCEPT = 2, PD_REJECT = 3, PD_NO_MATCH = 4, PD_PEER = 5 };
 #define PD_F_RDMAW 0x01
 #define PD_F_RDMAR 0x02
@@ -337,7 +337,7 @@ int vipl_pdata_decode(const void *buf, size_t len, struct vipl_pdata *p);
 int vipl_addr_local(unsigned unit, struct sockaddr_in *sin);
 int vipl_addr_check(const VIP_NET_ADDRESS *a, bool need_host);
 void vipl_addr_sin(const uint8_t *host, struct sockaddr_in *sin);
-/* true when name is this host's own name and the NIC is the DPDK port (V14) */
+/* true when name is this host's own name and the NIC is the DPDK port */
 bool vipl_addr_own_name(const char *name);
 int vipl_disc_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl);
 

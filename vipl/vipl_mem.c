@@ -1,6 +1,6 @@
 /* Protection tags and memory registration (VIA §9.5, §9.8.4-5, §3.2). A Ptag is an ibv_pd,
  * reference-counted by its regions and VIs; a region is an MR over the page-rounded range
- * (AMBIG-15), its memory handle the MR's STag (lkey == rkey). Local write is granted for
+ * (rounded outwards), its memory handle the MR's STag (lkey == rkey). Local write is granted for
  * receive buffers unless a page of the range is read-only (§9.5.3: the NIC must never write
  * read-only pages); remote rights follow EnableRdmaWrite / EnableRdmaRead. */
 #include "vipl_int.h"
@@ -207,8 +207,8 @@ static void region_drop(struct vipl_region *r)
 	free(r);
 }
 
-/* AMBIG-20: the address must be the one registered. Descriptors still posted that name the
- * region fail with a protection error when they are processed (§3.2.1). */
+/* The address must be the one registered (VIA leaves it open). Descriptors still posted that
+ * name the region fail with a protection error when they are processed (§3.2.1). */
 VIPL_EXPORT VIP_RETURN VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
 					VIP_MEM_HANDLE MemoryHandle)
 {

@@ -19,7 +19,7 @@ uint64_t vipl_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* V1: softrnic0..7, NULL and the legacy aliases; -1 for anything else. */
+/* softrnic0..7, NULL and the legacy aliases; -1 for anything else. */
 static int unit_of(const char *name)
 {
 	static const char *const alias[] = { "nic0", "via0", "/dev/clanvi0", "/dev/via_lo" };
@@ -167,7 +167,8 @@ VIPL_EXPORT VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *Ni
 		return VIP_ERROR_RESOURCE;
 	}
 	/* Listen at once when the address is free, so requests that come before the first
-	 * ConnectWait are queued (V12) rather than refused; otherwise ConnectWait retries. */
+	 * ConnectWait are queued (VIPL_BACKLOG_MS) rather than refused; otherwise ConnectWait
+	 * retries. */
 	pthread_mutex_lock(&nic->lock);
 	(void)vipl_listen(nic);
 	pthread_mutex_unlock(&nic->lock);
@@ -175,9 +176,9 @@ VIPL_EXPORT VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *Ni
 	return VIP_SUCCESS;
 }
 
-/* AMBIG-24: closing a NIC tears down what is still open on it (connections aborted,
- * descriptors flushed, regions deregistered, CQs and Ptags destroyed); their handles become
- * invalid. */
+/* VIA §9.2.2 leaves it open: closing a NIC tears down what is still open on it (connections
+ * aborted, descriptors flushed, regions deregistered, CQs and Ptags destroyed); their handles
+ * become invalid. */
 static void nic_teardown(struct vipl_nic *nic)
 {
 	pthread_mutex_lock(&nic->lock);

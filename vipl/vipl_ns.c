@@ -2,8 +2,8 @@
  * system resolver. VipNSInit is optional (the other calls work without it, as legacy code
  * assumes). GetHostByName writes only HostAddressLen and the host octets: callers may have set
  * DiscriminatorLen before the call. "name:port" gives a port; otherwise the local NIC's port
- * (every NIC of a cluster uses the same default, V2). Over the DPDK transport this host's own
- * name is the DPDK port's address, which the resolver does not know (V14). */
+ * (every NIC of a cluster uses the same default). Over the DPDK transport this host's own
+ * name is the DPDK port's address, which the resolver does not know. */
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
@@ -58,7 +58,7 @@ VIPL_EXPORT VIP_RETURN VipNSGetHostByName(VIP_NIC_HANDLE NicHandle, VIP_CHAR *Na
 		*colon = '\0';
 		port = htons((uint16_t)p);
 	}
-	if (vipl_addr_own_name(host)) { /* the DPDK port: the resolver does not know it (V14) */
+	if (vipl_addr_own_name(host)) { /* the DPDK port: the resolver does not know it */
 		rc = NameIndex == 0 ? VIP_SUCCESS : VIP_ERROR_NAMESERVICE;
 		if (rc == VIP_SUCCESS) {
 			Address->HostAddressLen = VIPL_ADDR_LEN;
@@ -91,8 +91,8 @@ out:
 	return rc;
 }
 
-/* The reverse of V14: over DPDK the NIC's own IPv4 address (any port) is this host's name,
- * which the resolver cannot find from the port's address. -1 otherwise. */
+/* The reverse of vipl_addr_own_name: over DPDK the NIC's own IPv4 address (any port) is this
+ * host's name, which the resolver cannot find from the port's address. -1 otherwise. */
 static int own_addr_name(const struct vipl_nic *nic, const uint8_t *host, char *name, size_t len)
 {
 	if (memcmp(host, nic->addr, 4) != 0 || gethostname(name, len) != 0)

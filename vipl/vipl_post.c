@@ -4,7 +4,7 @@
  * with more data segments than the QP's SGE limit goes through a registered bounce buffer
  * (one SGE); an RDMA Read becomes one Read per local segment (the QP's Read has one sink SGE);
  * on Reliable Reception every Send / Write is followed by a 1-octet Read of the peer's ack
- * word and completes when that Read does (V5). */
+ * word and completes when that Read does (RDMAP answers a Read after what preceded it). */
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
@@ -69,7 +69,7 @@ static uint32_t check_desc(struct vipl_vi *vi, VIP_DESCRIPTOR *d, VIP_MEM_HANDLE
 	if (!e->recv && sum != cs->Length)
 		return VIP_STATUS_LENGTH_ERROR;
 	if (!e->recv && sum > vi->granted_mtu)
-		return VIP_STATUS_LENGTH_ERROR; /* AMBIG-8: the VI's granted MTU */
+		return VIP_STATUS_LENGTH_ERROR; /* the VI's granted MTU, not the NIC's */
 	e->length = (uint32_t)sum;
 	if (!e->recv && (cs->Control & VIP_CONTROL_IMMEDIATE) && e->op != VIP_CONTROL_OP_RDMAREAD) {
 		e->has_imm = true;
@@ -281,7 +281,7 @@ static bool earlier_read(struct vipl_wq *q, struct vipl_wqe *upto)
 }
 
 /* Give waiting send entries to the QP, in order, while it has room. A fenced entry waits for
- * every earlier one to finish (AMBIG-4, the strong reading). NIC lock held. */
+ * every earlier one to finish (VIA §6.3.1.2, the stronger of its two readings). NIC lock held. */
 void vipl_sq_pump(struct vipl_vi *vi)
 {
 	struct vipl_wq *q = &vi->sq;
@@ -388,7 +388,7 @@ static VIP_RETURN post(void *h, VIP_DESCRIPTOR *d, VIP_MEM_HANDLE mh, bool recv)
 	if (err != 0)
 		vipl_wqe_finish(vi, e, err);
 	else if (vi->state == VIP_STATE_ERROR || (!recv && vi->state != VIP_STATE_CONNECTED))
-		vipl_wqe_finish(vi, e, VIP_STATUS_DESC_FLUSHED_ERROR); /* AMBIG-11 */
+		vipl_wqe_finish(vi, e, VIP_STATUS_DESC_FLUSHED_ERROR); /* VIA leaves it open */
 	if (recv)
 		vipl_rq_pump(vi);
 	else

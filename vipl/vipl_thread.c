@@ -1,8 +1,8 @@
-/* The NIC thread (V9): blocks in poll(2) on the completion channel, the rdma_cm event channel
- * and a wake eventfd, with the earliest connection timer as timeout. It drains the verbs CQ
- * that signalled, handles connection events, and runs deferred callbacks (notify handlers,
- * async errors) with no lock held. Every verbs / cm event is acknowledged before the NIC lock
- * is taken (see vipl_int.h). */
+/* The NIC thread (completion progress): blocks in poll(2) on the completion channel, the
+ * rdma_cm event channel and a wake eventfd, with the earliest connection timer as timeout. It
+ * drains the verbs CQ that signalled, handles connection events, and runs deferred callbacks
+ * (notify handlers, async errors) with no lock held. Every verbs / cm event is acknowledged
+ * before the NIC lock is taken (see vipl_int.h). */
 #include "vipl_int.h"
 
 #include <errno.h>
@@ -105,9 +105,8 @@ static void *thread_main(void *arg)
 			/* the application is inside the library (posting or polling holds the NIC
 			 * lock): the timers (re-arming a polled CQ, connection deadlines) can wait,
 			 * 1, 2, 4, then 8 ms as it stays there. Queued for the lock instead, this
-			 * thread woke at each of its unlocks, mostly to lose the lock to it again,
-			 * and took its core each time (vipl-bw's sender: 400-1000 such waits per
-			 * 20000 x 64 KiB) */
+			 * thread would wake at each of its unlocks, mostly to lose the lock to it
+			 * again, and take its core each time */
 			tmo = backoff;
 			backoff = backoff < 8 ? backoff * 2 : 8;
 		} else {

@@ -15,7 +15,7 @@ static VIP_RETURN check_attrs(struct vipl_nic *nic, const VIP_VI_ATTRIBUTES *a,
 	if (a->MaxTransferSize == 0 || a->MaxTransferSize > VIPL_MAX_XFER)
 		return VIP_INVALID_MTU;
 	if (a->QoS != NULL)
-		return VIP_INVALID_QOS; /* V13 */
+		return VIP_INVALID_QOS; /* QoS: NULL only */
 	if (a->EnableRdmaRead && r == VIP_SERVICE_UNRELIABLE)
 		return VIP_INVALID_RDMAREAD; /* no RDMA Read on Unreliable VIs (Table 1) */
 	struct vipl_ptag *p = (struct vipl_ptag *)vipl_handle_get(a->Ptag, VK_PTAG);
@@ -133,7 +133,7 @@ VIPL_EXPORT VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle)
 	return VIP_SUCCESS;
 }
 
-/* Idle only (AMBIG-10: VIP_INVALID_STATE otherwise), same checks as creation. */
+/* Idle only (VIP_INVALID_STATE otherwise: VIA §5 names no code), same checks as creation. */
 VIPL_EXPORT VIP_RETURN VipSetViAttributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBUTES *Attributes)
 {
 	struct vipl_vi *vi = (struct vipl_vi *)vipl_handle_get(ViHandle, VK_VI);
@@ -168,7 +168,7 @@ out:
 	return rc;
 }
 
-/* The attributes in force: the granted MTU once connected (V7). NIC lock held. */
+/* The attributes in force: the granted MTU once connected. NIC lock held. */
 void vipl_attrs_of(const struct vipl_vi *vi, VIP_VI_ATTRIBUTES *a)
 {
 	*a = vi->attr;

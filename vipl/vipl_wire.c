@@ -1,4 +1,4 @@
-/* The private data of the MPA Request / Reply / Reject (docs/vipl.md V3), network order:
+/* The private data of the MPA Request / Reply / Reject (docs/vipl.md), network order:
  *   0 magic "VIPL"  4 version 1  5 kind  6 reliability  7 flags (RDMA W / R enables)
  *   8 MTU (4)  12 ack VA (8)  20 ack STag (4)  24 host address (6)
  *   30 calling discriminator length  31 called length  32 calling  32+n called.

@@ -1,8 +1,8 @@
 /* Work-queue bookkeeping (NIC lock held): entries in post order, the Next / NextHandle links of
- * the descriptors, and in-order completion (V8): an entry whose verbs work finished is
- * completed only when every entry before it is, by writing Length, ImmediateData, Control's
- * immediate bit and then Status with a release store (Status last, VIA §6.4.1), then the VIPL
- * CQ entry, then a one-shot notify. */
+ * the descriptors, and in-order completion (allowed by VIA §6.3.1.1): an entry whose verbs work
+ * finished is completed only when every entry before it is, by writing Length, ImmediateData,
+ * Control's immediate bit and then Status with a release store (Status last, VIA §6.4.1), then
+ * the VIPL CQ entry, then a one-shot notify. */
 #include "vipl_int.h"
 
 #include <stdlib.h>
@@ -76,11 +76,11 @@ static void write_status(struct vipl_wqe *e)
 	VIP_CONTROL_SEGMENT *cs = &e->desc->CS;
 	uint32_t st = VIP_STATUS_DONE | e->status | op_bits(e);
 	if (e->status & VIP_STATUS_ERROR_MASK)
-		e->length = 0; /* AMBIG-9 */
+		e->length = 0; /* VIA §10.2 says undefined, §6.4.1 0 on overrun */
 	cs->Length = e->length;
 	if (e->recv && e->has_imm) {
 		cs->ImmediateData = e->imm;
-		cs->Control |= VIP_CONTROL_IMMEDIATE; /* AMBIG-16: both places */
+		cs->Control |= VIP_CONTROL_IMMEDIATE; /* VIA §10.2 names both places */
 		st |= VIP_STATUS_IMMEDIATE;
 	}
 	__atomic_store_n(&cs->Status, st, __ATOMIC_RELEASE);

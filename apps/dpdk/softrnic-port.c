@@ -1,5 +1,5 @@
 /* softrnic-port: open a DPDK port from the softrnic configuration (SOFTRNIC_DPDK_CONF /
- * SOFTRNIC_DPDK_*; docs/dpdk-port.md), run its stack inline for N seconds or until SIGINT
+ * SOFTRNIC_DPDK_*; docs/dpdk.md), run its stack inline for N seconds or until SIGINT
  * (answering ARP and ping), optionally ping an address, and print the counters at the end.
  *
  *   softrnic-port [--seconds N] [--ping IP [--count N] [--interval MS]] [--thread] [--quiet]
@@ -68,7 +68,7 @@ static void usage(void)
 	fprintf(stderr, "usage: softrnic-port [--seconds N] [--ping IP [--count N] "
 		"[--interval MS]] [--thread] [--quiet]\n"
 		"configuration: SOFTRNIC_DPDK_CONF=<file> or SOFTRNIC_DPDK_EAL, _IP, _PORT, ... "
-		"(docs/dpdk-port.md)\n");
+		"(docs/dpdk.md)\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)

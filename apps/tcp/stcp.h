@@ -3,7 +3,7 @@
  * command line (stcp_opts.c) and run the same per-connection session logic (stcp_sess.c);
  * only the transport underneath differs, so either side of a test can be Linux.
  *
- * Wire protocol of one connection (docs/tcp-tests.md):
+ * Wire protocol of one connection (docs/testing.md):
  *   source -> sink : header "STCP" | id (u32 BE) | length (u64 BE), then length octets of the
  *                    pattern of stream id (stcp_pattern.c), then FIN;
  *   sink -> source : after verifying every octet, the verdict 'K', then FIN.

@@ -660,7 +660,7 @@ static int c_mw(struct cx *x)
 	CK(post_ctl_recv(c, 2) == 0);
 	memset(s->p, 0xff, 1024);
 	CK(post_op(c, 2, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, &sg, 1, x->adv.rkey, ra) == 0);
-	CK(expect_wc(c->scq, 2, IBV_WC_SUCCESS) == 0); /* complete when sent (decision P1) */
+	CK(expect_wc(c->scq, 2, IBV_WC_SUCCESS) == 0); /* complete when the transport took them */
 	CK(wait_async(c->id->verbs, IBV_EVENT_QP_FATAL, c->qp) == 0);
 	return expect_wc(c->rcq, 802, IBV_WC_WR_FLUSH_ERR);
 }
@@ -809,7 +809,7 @@ static int c_prot(struct cx *x)
 	struct ibv_sge sg = { (uintptr_t)s->p, 16, s->mr->lkey };
 	CK(post_op(c, 1, IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED, &sg, 1, x->adv.rkey,
 		   x->adv.addr + x->adv.off) == 0);
-	CK(expect_wc(c->scq, 1, IBV_WC_SUCCESS) == 0); /* complete when sent (decision P1) */
+	CK(expect_wc(c->scq, 1, IBV_WC_SUCCESS) == 0); /* complete when the transport took them */
 	CK(wait_async(c->id->verbs, IBV_EVENT_QP_FATAL, c->qp) == 0);
 	CK(expect_wc(c->rcq, 801, IBV_WC_WR_FLUSH_ERR) == 0);
 	CK(expect_wc(c->rcq, 802, IBV_WC_WR_FLUSH_ERR) == 0);

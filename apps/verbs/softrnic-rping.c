@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 		rc = run_pings(&r, &done);
 	/* The client ends the connection, as with Debian's rping: a server that stops at -C N
 	 * waits for it (2 s at most), or the client could lose its last ping's completion to
-	 * our disconnect (docs/interop.md F3). */
+	 * our disconnect (docs/interop.md). */
 	if (rc == 0 && r.o.server && !r.c.disconnected)
 		(void)vx_cm_wait(&r.c, RDMA_CM_EVENT_DISCONNECTED, 2000, NULL);
 	teardown(&r);

@@ -8,7 +8,7 @@
 
 #define WT_SNAPLEN 65535
 #define WT_FRAME_STEP_US 20      /* virtual time between frames */
-#define WT_START_SEC 1700000000  /* 2023-11-14, fixed so output is reproducible */
+#define WT_START_SEC 1700000000  /* a fixed start time, so output is reproducible */
 #define WT_WINDOW 64240
 
 struct wt_writer {

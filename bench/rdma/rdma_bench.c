@@ -22,12 +22,10 @@
  *             with 9 kernel TCP blocks of the same size over a second connection between
  *             them, and compare each TCP block with the mean of the two softrnic blocks
  *             around it. A run's ratio is the median of its 9; the verdict the median of the
- *             R runs. On this shared 2-core machine the same exchange moves by 1.5x between
- *             slow and quick periods lasting seconds (2026-11-22: TCP ping-pong alone 3.9-6.8
- *             us run to run): back-to-back runs of 1-2 s each (the method until 2026-11-26)
- *             still landed in different periods, and their ratios spread 1.0-1.9 for one goal
- *             row, where blocks of tens of milliseconds keep a run's quartiles within a few
- *             percent.
+ *             R runs. On a shared machine the same exchange moves a lot between slow and
+ *             quick periods lasting seconds: back-to-back runs of a second or two land in
+ *             different periods and their ratios spread widely, where blocks of tens of
+ *             milliseconds share one period.
  *
  *   rdma_bench [--iters N] [--seconds S] [--reps R] [--busy] [--no-pin] [--goals-only]
  *

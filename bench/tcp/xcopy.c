@@ -2,8 +2,8 @@
  * two processes through a copying shared-memory ring (memif without zero-copy) must do at
  * least: one thread copies each frame into a ring slot, another copies it out. No DPDK, no
  * TCP, no CRC, no checksum. Run next to the RDMA bandwidth, it shows which state the two
- * vCPUs of a shared machine are in (measured here: 2-3, ~12 or 24-30 GB/s, changing within
- * seconds), and so how much of a gap to iperf3 the machine leaves open.
+ * vCPUs of a shared machine are in (its rate changes severalfold within seconds), and so how
+ * much of a gap to iperf3 the machine leaves open.
  *   xcopy PRODUCER_CPU CONSUMER_CPU [SECONDS [FRAME_OCTETS [SLOTS]]]
  * Defaults: 2 s of 9000-octet frames through 1024 slots of 9088 (memif's ring at MTU 9000).
  * Prints "xcopy: gbit_s=... frames=... secs=...". Exit 0, 1 on failure, 2 usage. */

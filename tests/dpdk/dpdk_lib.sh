@@ -50,8 +50,8 @@ dpdk_skip_if_no_eal() { # FILE
 
 # dpdk_head_start: give a just-started server time to open its port and listen. There is no
 # kernel socket to wait for (ss), and a client whose SYN reaches a port that is up but not yet
-# listening gets a RST (REJECTED), as from a kernel. Opening a port with the transmit pool
-# sized at open (2026-11-22) takes over a second under --no-huge on this machine.
+# listening gets a RST (REJECTED), as from a kernel. Opening a port, whose transmit pool is
+# sized at open, can take over a second under --no-huge.
 dpdk_head_start() {
 	sleep "${DPDK_HEAD_START:-3}"
 }

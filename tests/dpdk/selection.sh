@@ -1,5 +1,5 @@
 #!/bin/sh
-# Transport selection errors (docs/dpdk-rdma.md): with DPDK asked for, librdmacm calls fail
+# Transport selection errors (docs/dpdk.md): with DPDK asked for, librdmacm calls fail
 # with a clear message, never fall back to kernel sockets silently, and the kernel's
 # addresses are not the device's; a connect nobody answers ends, it does not hang.
 # Usage: selection.sh /path/to/softrnic-rping [/path/to/softrnic-devinfo]

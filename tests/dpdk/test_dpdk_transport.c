@@ -568,9 +568,9 @@ static void test_records(void **state)
 	rn_conn_abort(b);
 }
 
-/* G1: on a thread marked as a CQ consumer, a recv that finds nothing runs a port pass itself
- * (counted as ext_passes) and the poll thread backs off (holds) while such recvs go on; data
- * arrives intact either way. Unmarked recvs never pass. */
+/* One poller: on a thread marked as a CQ consumer, a recv that finds nothing runs a port pass
+ * itself (counted as ext_passes) and the poll thread backs off (holds) while such recvs go on;
+ * data arrives intact either way. Unmarked recvs never pass. */
 static void test_consumer_drives(void **state)
 {
 	struct dpdk_port_stats st0, st1, st2;
@@ -607,7 +607,7 @@ static void test_consumer_drives(void **state)
 	dpdk_port_get_stats(port_b, &st2);
 	assert_true(st2.ext_passes > st1.ext_passes);
 	assert_true(st2.holds > st1.holds); /* 30 ms of consumer passes: the thread held off */
-	/* abort, not close: see docs/dpdk-rdma.md Known problems (zombie at transport free) */
+	/* abort, not close: see docs/dpdk.md Known problems (zombie at transport free) */
 	rn_conn_abort(a);
 	rn_conn_abort(b);
 }

@@ -89,12 +89,12 @@ dd_start_server() {
 	kill -0 "$SERVER_PID" 2>/dev/null || { cat "$f" >&2; fail "server ended at start"; }
 }
 
-# dd_client CMD...: CMD on side B (stdout to $DPDK_DIR/client.out, stderr to client.err),
-# sets rc. The server's listener cannot be observed (H2), so on a loaded machine the client
-# can still come too early: a connection refused with ECONNREFUSED (-111, REJECTED, or
-# rdma_client's "rdma_connect: Connection refused": nobody
-# listens yet) while the server is alive is tried again, at most DD_CONNECT_TRIES (5) times
-# one second apart, and said on stderr. Any other failure counts at once.
+# dd_client CMD...: CMD on side B (stdout to $DPDK_DIR/client.out, stderr to client.err), sets
+# rc. The server's listener cannot be observed (no kernel socket), so on a loaded machine the
+# client can still come too early: a connection refused with ECONNREFUSED (-111, REJECTED, or
+# rdma_client's "rdma_connect: Connection refused": nobody listens yet) while the server is
+# alive is tried again, at most DD_CONNECT_TRIES (5) times one second apart, and said on stderr.
+# Any other failure counts at once.
 dd_client() {
 	t=1
 	while :; do

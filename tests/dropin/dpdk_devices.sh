@@ -1,7 +1,7 @@
 #!/bin/sh
 # Debian's ibv_devices and ibv_devinfo (ibverbs-utils) on our libibverbs.so.1 with the DPDK
 # transport selected: the device softrnic0, iWARP, port 1 active, and the node GUID and GID 0
-# taken from the DPDK port's MAC (docs/dpdk-rdma.md), not from a kernel interface:
+# taken from the DPDK port's MAC (docs/dpdk.md), not from a kernel interface:
 #   memif     the port's MAC given with SOFTRNIC_DPDK_MAC
 #   afpacket  no MAC given: the port reports the veth end's MAC (in its own namespace)
 # Usage: dpdk_devices.sh LIBIBVERBS_DIR LIBRDMACM_DIR memif|afpacket

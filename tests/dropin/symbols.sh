@@ -1,7 +1,7 @@
 #!/bin/sh
 # Our libibverbs.so.1 and librdmacm.so.1 export exactly the symbol@version pairs of Debian's
 # rdma-core 44 libraries (objdump -T), the IBVERBS_1.0 twins included; softrnic's own SOFTRNIC_*
-# nodes are the only extra (docs/dropin.md D1, D2).
+# nodes are the only extra (docs/dropin.md).
 set -u
 TEST_NAME=dropin_symbols
 . "$(dirname "$0")/../lib/common.sh"

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # tests/interop/lib.sh: helpers shared by tests/interop/siw_rping.sh (short CI check) and
 # scripts/interop.sh (full matrix). softrnic on the host talks to the real Linux siw driver
-# in QEMU guests booted by siw-vm (/work/shared/tools/siw-vm.md). Source it, then call
+# in QEMU guests booted by the siw-vm tool. Source it, then call
 # ia_init BUILD_DIR OUT_DIR. Needs root (netns, taps, QEMU); callers decide what to skip.
 #
 # Settings (environment):
@@ -13,7 +13,7 @@
 #
 # Host programs run in IA_HOST_NS at IA_HOST_IP: by default siw-vm's namespace and the
 # bridge's own address (.1); after ia_host_link, a namespace of their own behind a link that
-# delays the frames towards the guests (docs/interop.md I20/I21).
+# delays the frames towards the guests (docs/interop.md).
 
 # impair_spawn, impair_stop, offloads_try (ia_host_link)
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/impair.sh"
@@ -74,8 +74,8 @@ ia_down() {
 # delayed MS ms by tests/tcp/linux/impair (IMPAIR) between veth pairs hx0 / hx-mp and
 # hx-mb / hx-br (on siwbr0); MS 0 joins hx0 / hx-br directly. The guests' frames to the host
 # pass undelayed. Sets IA_HOST_NS, and IA_HOST_IP when ADDR is given. Why: siw's accept race
-# (docs/interop.md F1) stays shut when the first FPDUs after the MPA Reply take a real
-# link's time to reach a TCG guest (I20). impair's packet sockets forward frames as they are,
+# (docs/interop.md) stays shut when the first FPDUs after the MPA Reply take a real
+# link's time to reach a TCG guest. impair's packet sockets forward frames as they are,
 # so no end offloads a checksum or builds super-frames.
 ia_host_link() {
 	local ms=$1 bin=$2 addr=${3:-} ns=${IA_NS}-h i
@@ -198,7 +198,8 @@ ia_g2h() {
 	ia_sv exec -t $((IA_TIMEOUT * 4 + 30)) "$g" "rping -c -a $IA_HOST_IP -p $IA_PORT $4" \
 		>"$IA_OUT/$name.guest.log" 2>&1
 	rc=$?
-	# rping's teardown race (F6): a verified run that only lost the exit status counts
+	# rping's teardown race (docs/interop.md): a verified run that only lost the exit status
+	# counts
 	if [ $rc != 0 ] && ia_rping_teardown_race "$IA_OUT/$name.guest.log"; then
 		ia_log "$name: Debian rping client exit status $rc from its teardown race (F6), data verified"
 		echo "[interop: exit status $rc from rping's teardown race F6]" >>"$IA_OUT/$name.guest.log"
@@ -226,8 +227,8 @@ ia_rping_teardown_race() {
 		[ "$(grep -v -e '^ping data' -e 'client DISCONNECT EVENT' -e 'rdma_get_cm_event: Bad file descriptor' "$1" | grep -c .)" = 0 ]
 }
 
-# tshark with the MPA heuristic on and the RPC-over-RDMA heuristic off (it calls small Sends
-# malformed, see /work/shared/traces/README.md).
+# tshark with the MPA heuristic on and the RPC-over-RDMA heuristic off (it takes small Sends
+# for RPC-over-RDMA and calls them malformed).
 ia_tshark() { tshark -r "$@" --enable-heuristic iwarp_mpa_tcp --disable-protocol rpcordma 2>/dev/null; }
 
 # ia_decode PCAP: one summary line about the capture on stdout
@@ -290,7 +291,7 @@ ia_tshark_unseen() {
 }
 
 # ia_siw_silent PCAP GUEST_IP: true if the guest sent no DDP segment at all (after the MPA
-# exchange), the mark of the siw accept race described in docs/interop.md (F1).
+# exchange), the mark of the siw accept race described in docs/interop.md.
 ia_siw_silent() {
 	[ "$(ia_tshark "$1" -Y "iwarp_mpa.rep && ip.src==$2" | grep -c .)" -gt 0 ] &&
 		[ "$(ia_tshark "$1" -Y "iwarp_ddp && ip.src==$2" | grep -c .)" = 0 ]

@@ -8,9 +8,9 @@
 # verbs/rdmacm/librdmacm.so.1. Each case runs one perftest (-R, rdma_cm) in one direction
 # with a time limit, captures the bridge and records in OUT/perftest.md (default
 # DROPIN_BUILD_DIR/interop-perftest): exit statuses, the result line, how the connections
-# ended (FIN or RST from the host) and the known signatures (F1 siw race, F4 reset at
-# teardown, F5 second connection refused; docs/interop.md). Informational: exits 0 unless
-# the setup fails, because F1/F4/F5 are known and recorded.
+# ended (FIN or RST from the host) and the known signatures (siw's accept race, reset at
+# teardown, second connection refused; docs/interop.md). Informational: exits 0 unless
+# the setup fails, because those are known and recorded.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DB=$(readlink -f "${1:?usage: $0 DROPIN_BUILD_DIR [OUT]}")
@@ -34,11 +34,11 @@ trap 'exit 143' TERM INT
 ia_sv build >"$OUT/build.log" 2>&1 || exit 1
 ia_down
 ia_up stock 1 || exit 1
-# docs/interop.md I21: the host's end behind a link delaying frames to the guest (F1)
+# the host's end behind a link delaying frames to the guest (siw's accept race, docs/interop.md)
 ia_host_link "${IA_DELAY_MS:-5}" "$DB/tests/tcp/linux/impair" "$IA_NET.2/24" || exit 1
 GIP=$(ia_guest_ip g1)
 
-# In OUT with core dumps on, so a crash (F5) leaves OUT/core* for the backtrace below.
+# In OUT with core dumps on, so a crash leaves OUT/core* for the backtrace below.
 host_perf() {
 	(cd "$OUT" && ulimit -c unlimited &&
 		LD_LIBRARY_PATH=$LIBS exec timeout "$LIMIT" ip netns exec "$IA_HOST_NS" "$@")

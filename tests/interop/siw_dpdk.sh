@@ -9,7 +9,7 @@
 # The DPDK port: lib.sh's host link (ia_host_link): net_af_packet takes hx0 in the namespace
 # siwvm-dp-h, whose frames reach the guests' bridge siwbr0 through tests/tcp/linux/impair,
 # delayed INTEROP_DPDK_DELAY_MS (default 5; 0 joins hx0 to the bridge directly):
-# docs/interop.md I20, the link latency that keeps siw's accept race (F1) shut on a TCG guest.
+# docs/interop.md: the link latency that keeps siw's accept race shut on a TCG guest.
 # The port is 198.51.100.5/24 (the kernel holds no address on hx0: it must not answer our ARP
 # or reset our TCP). The bridge also holds the kernel's 198.51.100.1, unused here.
 # Cases: g2h (siw client -> softrnic server) and h2g (softrnic client -> siw server), rping
@@ -18,8 +18,8 @@
 # mpa_crc_required: g2h must then carry a good CRC32c in every FPDU; p2p boots siw with
 # peer_to_peer; rev1 loads a siw.ko rebuilt with mpa_version 1 into a stock guest.
 # Exit status: 0 pass, 1 fail, 77 skip (not root, no siw-vm, no tun, no image, QEMU cannot
-# boot, DPDK cannot start). Bounded by INTEROP_DPDK_SECONDS (default 600: room for five F1
-# retries with a guest reboot each, ~70 s apiece on the CI machine).
+# boot, DPDK cannot start). Bounded by INTEROP_DPDK_SECONDS (default 600: room for several
+# retries after siw's accept race, with a guest reboot each).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(readlink -f "${1:-$ROOT/build}")
@@ -27,7 +27,7 @@ OUT=${2:-$BUILD/interop-dpdk}
 VARIANT=${IA_DPDK_VARIANT:-stock}
 PERF=${IA_DPDK_PERF:-0}
 LIMIT=${INTEROP_DPDK_SECONDS:-600}
-# docs/interop.md I6: up to 6 attempts in CI, as siw_rping.sh (4 F1 in a row seen, 2026-11-26)
+# up to 6 attempts in CI, as siw_rping.sh: siw's accept race can strike several times in a row
 ATTEMPTS=${INTEROP_H2G_ATTEMPTS:-6}
 DELAY_MS=${INTEROP_DPDK_DELAY_MS:-5}
 
@@ -88,10 +88,10 @@ dp_boot() {
 	ia_host_link "$DELAY_MS" "$BUILD/tests/tcp/linux/impair" ||
 		{ echo "FAIL: the host link (ia_host_link)"; exit 1; }
 }
-# dp_after_f1 NAME: siw's F1 leaves the passive cm_id in CONN_RECV; when that connection then
-# closes, siw reports IW_CM_EVENT_CLOSE and iw_cm hits BUG() in cm_close_handler
-# (drivers/infiniband/core/iwcm.c:964 in 6.12.117): the guest's iw_cm_wq worker dies and
-# every later connection hangs (docs/interop.md F8). Keep the guest's log and boot afresh.
+# dp_after_f1 NAME: siw's accept race leaves the passive cm_id in CONN_RECV; when that
+# connection then closes, siw reports IW_CM_EVENT_CLOSE and Linux's iw_cm hits a BUG() in
+# cm_close_handler: the guest's iw_cm_wq worker dies and every later connection hangs
+# (docs/interop.md). Keep the guest's log and boot afresh.
 dp_after_f1() {
 	ia_sv exec -t 30 g1 'dmesg | grep -A3 "cut here"' >"$OUT/$1.guest-dmesg.log" 2>&1
 	grep -q 'kernel BUG at drivers/infiniband/core/iwcm.c' "$OUT/$1.guest-dmesg.log" &&
@@ -164,7 +164,7 @@ g2h_rping() {
 }
 
 # h2g: Debian rping server on siw in the guest, Debian rping client on the host's DPDK port.
-# Our librdmacm offers MPA peer-to-peer (RTR); siw sometimes loses it (docs/interop.md F1:
+# Our librdmacm offers MPA peer-to-peer (RTR); siw sometimes loses it (docs/interop.md:
 # siw sends no DDP segment after its MPA Reply): only that signature is retried.
 h2g_rping() {
 	local name=h2g-rping rc n a note=""
@@ -174,7 +174,8 @@ h2g_rping() {
 			return 1
 		for _ in $(seq 20); do ia_guest_listening g1 $PORT && break; sleep 0.2; done
 		ia_capture_start $name || return 1
-		# the exchange takes well under a second; on F1 Debian's rping waits forever
+		# the exchange takes well under a second; after siw's accept race Debian's rping
+		# waits forever
 		host_dpdk timeout 20 rping -c -a "$GIP" -p $PORT -v -V -C 5 -S 1000 \
 			>"$OUT/$name.host.log" 2>"$OUT/$name.host.err"
 		rc=$?

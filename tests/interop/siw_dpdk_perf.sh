@@ -3,7 +3,7 @@
 # on the host's DPDK port (drop-in libraries) against perftest on siw in guest g1, every
 # test in both directions, short (-n 200; 64 KiB for _bw, 64 B for _lat), IA_PERF_SECONDS
 # (default 60) per case. Informational like tests/interop/perftest.sh: the rows go to
-# OUT/perftest.md with the known signatures (docs/interop.md F1, F4, F5), and do not change
+# OUT/perftest.md with the known signatures (docs/interop.md), and do not change
 # the exit status (the guest is emulated and those findings are known).
 # IA_PERF_TESTS (the perftest programs) and IA_PERF_DIRS (default "h2g g2h") choose the cases.
 PLIMIT=${IA_PERF_SECONDS:-60}
@@ -39,7 +39,7 @@ pf_run() {   # NAME TEST DIR ARGS
 	[ "$hrc" -ge 128 ] 2>/dev/null && notes+=" host killed by signal $((hrc - 128));"
 	if ia_siw_silent "$OUT/$name.pcap" "$GIP"; then
 		notes+=" F1 (siw silent after its Reply);"
-		dp_after_f1 "$name"   # F8: the guest's iw_cm may be dead; boot afresh
+		dp_after_f1 "$name"   # the guest's iw_cm may be dead; boot afresh
 		grep -q 'kernel BUG' "$OUT/$name.guest-dmesg.log" && notes+=" F8 (guest iw_cm BUG, rebooted);"
 	fi
 	grep -q 'REJECTED' "$OUT/$name.host.log" "$OUT/$name.guest.log" && notes+=" REJECTED;"

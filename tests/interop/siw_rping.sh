@@ -10,8 +10,8 @@
 # Bounded: the whole run is killed after INTEROP_CI_SECONDS (default 290) seconds.
 #
 # host client -> guest server: softrnic's rdmacm offers MPA peer-to-peer (RTR) and Linux siw
-# can lose that RTR (docs/interop.md, F1: the data arrives before siw_accept() installs its
-# RTR upcall and is never read); the host link's delay (I21) keeps that window shut, and an
+# can lose that RTR (docs/interop.md: the data arrives before siw_accept() installs its
+# RTR upcall and is never read); the host link's delay keeps that window shut, and an
 # attempt that still fails with that exact signature (siw sent no DDP segment at all after
 # its MPA Reply) is retried, up to INTEROP_H2G_ATTEMPTS (default 6) times; any other failure
 # fails the check at once.
@@ -60,8 +60,8 @@ if ! ia_up stock 1; then
 		skip "QEMU could not boot the guest here, see $OUT/up.log"
 	echo "FAIL: siw-vm up"; exit 1
 fi
-# softrnic at .2 in a namespace of its own, its frames to the guest 5 ms late (docs/interop.md
-# I21): the link latency that keeps siw's accept race (F1) shut on a TCG guest
+# softrnic at .2 in a namespace of its own, its frames to the guest 5 ms late
+# (docs/interop.md): the link latency that keeps siw's accept race shut on a TCG guest
 ia_host_link "${IA_DELAY_MS:-5}" "$BUILD/tests/tcp/linux/impair" "$IA_NET.2/24" ||
 	{ echo "FAIL: the host link (ia_host_link)"; exit 1; }
 

@@ -33,7 +33,7 @@ impair_cleanup() {
 }
 EXIT_HOOKS="${EXIT_HOOKS-} impair_cleanup"
 
-# Measured (docs/tcp-tests.md): with veth's tx checksum offload the kernel's segments reach the
+# Measured (docs/testing.md): with veth's tx checksum offload the kernel's segments reach the
 # packet socket CHECKSUM_PARTIAL - the TCP checksum field holds only the pseudo-header sum -
 # and DPDK 22.11's af_packet PMD ignores TP_STATUS_CSUMNOTREADY, so the engine sees (and
 # rightly drops) bad checksums. TSO/GSO would hand it 64 KiB super-frames and GRO could merge

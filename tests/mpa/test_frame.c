@@ -12,7 +12,7 @@
 #include "mpa.h"
 #include "mpa_test_util.h"
 
-/* MPA Request/Reply TCP payloads from /work/shared/traces (tshark -T fields -e tcp.payload),
+/* MPA Request/Reply TCP payloads of Linux siw captures (tshark -T fields -e tcp.payload),
  * frames 4 (client→server Request) and 6 (server→client Reply). */
 static const char *const rping_stock_req = KEYREQ "1002000400010001";
 static const char *const rping_stock_rep = KEYREP "1002000400010001";

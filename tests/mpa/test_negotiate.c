@@ -12,7 +12,7 @@
 #include "mpa.h"
 #include "mpa_test_util.h"
 
-/* Request/Reply payloads of /work/shared/traces captures (frames 4 and 6). */
+/* Request/Reply payloads of Linux siw captures (frames 4 and 6). */
 struct capture {
 	const char *name, *req, *rep;
 };

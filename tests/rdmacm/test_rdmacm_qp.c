@@ -162,7 +162,8 @@ static void test_accept_ird_ord(void **state)
 	close_pair(&p);
 }
 
-/* A raw initiator: the Reply's RFC 6581 block carries rdma_accept's values under D7. */
+/* A raw initiator: the Reply's RFC 6581 block carries rdma_accept's values
+ * (mpa_negotiate.c D7). */
 static int raw_connect(uint16_t port)
 {
 	struct sockaddr_in a = t_addr4("127.0.0.1", port);
@@ -294,7 +295,7 @@ static void test_disconnect_50(void **state)
 	teardown(&p);
 }
 
-/* ---- SOFTRNIC_MPA (F2): MPA options for applications that cannot ask for them -------- */
+/* ---- SOFTRNIC_MPA: MPA options for applications that cannot ask for them -------- */
 
 /* A Send from the client lands at the server (bounded wait). */
 static void send_one(struct qpair *p)

@@ -1,4 +1,4 @@
-/* Acceptance tests of seed-verbs §9 that had no test named after them (docs/acceptance.md):
+/* Acceptance tests without a test named after them elsewhere (docs/acceptance.md):
  * T01 RNIC lifecycle, T08 active start race, T17 Read sink rights, T21 Local Fence,
  * T33 Destroy QP and QP ID reuse. Two QPs over loopback TCP, driven in this thread. */
 #include "test_qp_util.h"
@@ -120,7 +120,7 @@ static void test_T08_active_start_race(void **state)
 
 /* ---- T17 ------------------------------------------------------------------------------ */
 
-/* T17: A's Read sink lacks the right the sink needs (Local Write, decision M1/T17 in
+/* T17: A's Read sink lacks the right the sink needs (Local Write; T17 in
  * docs/acceptance.md): PostSQ succeeds, the Read Request goes out, the error appears when
  * the Read Response arrives: A async tagged access violation, A -> Terminate -> Error; the
  * sink stays untouched and the Read does not complete Success. */
@@ -247,7 +247,7 @@ static bool b_got_recv(void *arg)
 	return rn_cq_count(((struct fx *)arg)->b.rcq) > 0;
 }
 
-/* T34 / P1: A's Send completed Success, A closes gracefully (RTS -> Closing, FIN queued
+/* T34: A's Send completed Success, A closes gracefully (RTS -> Closing, FIN queued
  * behind the data) and destroys the QP at once, before B read anything: the octets already
  * handed to the transport still reach B (Destroy must not reset a closing stream). */
 static void test_T34_destroy_after_close_keeps_data(void **state)

@@ -237,7 +237,7 @@ static void test_passive_rev1_peer(void **state)
 	raw_done(&r);
 }
 
-/* rn_cm_accept_ird_ord: the Reply's RFC 6581 block carries ours under the D7 rules (ORD =
+/* rn_cm_accept_ird_ord: the Reply's RFC 6581 block carries ours under mpa_negotiate.c's D7 (ORD =
  * min(our ORD, initiator IRD), IRD = min(our IRD, initiator ORD)); params follow. */
 static void accept_ird_ord_case(uint16_t ird, uint16_t ord, uint16_t want_ird, uint16_t want_ord)
 {

@@ -1,5 +1,5 @@
 /* rn_cm against the exact bytes Linux siw (peer_to_peer=1) put on the wire in
- * shared/traces/rping-p2p.pcap (extracted with tshark -T fields -e tcp.payload):
+ * a capture of rping with peer_to_peer=1 (extracted with tshark -T fields -e tcp.payload):
  *   frame 4  client -> server  MPA Request  rev 2, S, PD 4: P2P, IRD 1, WRITE|READ RTR, ORD 1
  *   frame 6  server -> client  MPA Reply    rev 2, S, PD 4: P2P, IRD 1, WRITE RTR, ORD 1
  *   frame 8  client -> server  RTR: zero-length RDMA Write, STag 1, TO 0, CRC field 0

@@ -661,7 +661,7 @@ static void test_T38_cq_poll_arm_poll_never_stalls(void **state)
 	assert_int_equal(rn_comp_channel_destroy(ch), 0);
 }
 
-/* Decision P3: polling SQ CQEs advances their QP's retire counter past the last one polled
+/* RDMA Verbs §8.2.4: polling SQ CQEs advances their QP's retire counter past the last one polled
  * (one poll may retire several), never backwards (also across 2^32), and Receive CQEs (no
  * counter) retire nothing. */
 static void test_sq_retire_at_poll(void **state)

@@ -348,7 +348,7 @@ static void test_conn_fake(void **state)
 	close(sp2[1]);
 }
 
-/* ---- the engine under a busy-polling consumer (docs/rnic-decisions.md D9) ------------------ */
+/* ---- the engine under a busy-polling consumer (rn_device_cq_progress) ----------------------- */
 struct busy_fake {
 	struct fake f;        /* first: the fake ops take the same pointer */
 	atomic_bool busy;     /* try_progress finds the object locked */
@@ -405,7 +405,7 @@ static void busy_conn_end(struct rn_device *dev, struct rn_dev_conn *c, const in
 	close(sp[1]);
 }
 
-/* A consumer that busy-polls: polls that reap, back to back, hold the engine (D9). */
+/* A consumer that busy-polls: polls that reap, back to back, hold the engine. */
 static void consumer_polls(struct rn_device *dev)
 {
 	for (int i = 0; i < 8; i++)

@@ -1,6 +1,6 @@
-/* rn_event: the async event queue (seed-verbs §6.4–§6.5, §1.8): identifiers and kinds, the
- * eventfd really readable (poll / epoll), FIFO order, ack counts and destroy waiting, purge,
- * overflow counted and reported in-band, many producers. */
+/* rn_event: the async event queue (RDMA Verbs 1.0 §9.5.3, Fig. 25, §9.4): identifiers and
+ * kinds, the eventfd really readable (poll / epoll), FIFO order, ack counts and destroy
+ * waiting, purge, overflow counted and reported in-band, many producers. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

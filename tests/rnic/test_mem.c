@@ -1,7 +1,7 @@
-/* rn_mem: PDs, the STag table, MRs, MWs, fast-register, invalidation and the §6.7 checks.
- * Test names carry the acceptance-test IDs: mmNN = seed-memmgmt §6.12 item NN, tNN = seed-verbs
- * §9 TNN (the parts observable at this layer: the Terminate code the target would send, the
- * completion status, the verb status). */
+/* rn_mem: PDs, the STag table, MRs, MWs, fast-register, invalidation and the tagged-access
+ * checks. Test names carry the acceptance-test IDs of docs/acceptance.md: mmNN for the memory
+ * table's own, tNN for TNN (the parts observable at this layer: the Terminate code the target
+ * would send, the completion status, the verb status). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -185,7 +185,7 @@ static void mm02_mm04_t15_bounds_edges(void **st)
 	assert_int_equal(tagged(m, pd, 1, s, 2, UINT64_MAX, W), 0x1103);
 	assert_int_equal(tagged(m, pd, 1, s, base, UINT64_MAX, W), 0x1103);
 	assert_int_equal(tagged(m, pd, 1, s, base + 8, UINT64_MAX - base - 8, W), 0x1101);
-	/* zero length: no check at all (seed-verbs §4.7, T40) */
+	/* zero length: no check at all (RDMA Verbs §7.6.3, T40) */
 	assert_int_equal(tagged(m, pd, 1, 0xdeadbeef, UINT64_MAX, 0, W), OK_T);
 	rn_mem_destroy(m);
 }

@@ -1,5 +1,5 @@
-/* rn_mem concurrency: seqlock lookups racing writers (seed-memmgmt §6.12 item 14) and the
- * deregistration fence (item 8): dereg returns only after readers left the region. */
+/* rn_mem concurrency: seqlock lookups racing writers and the deregistration fence: dereg
+ * returns only after readers left the region. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -464,7 +464,7 @@ static void test_spin_window(void **state)
 			break;
 	}
 	/* A yield that stalled (the test's own sleeps leave the core to other load) turns the
-	 * window off (rule D7b): then the engine blocks and says so, and need not iterate. The
+	 * window off (engine_yield): then the engine blocks and says so, and need not iterate. The
 	 * stall may come before snapshot a, with the engine then blocked all along (no new
 	 * block, no iteration): hence compared with s0, taken before the activity. */
 	if (b.nospins == s0.nospins) {

@@ -1,5 +1,5 @@
 /* QP data path between two QPs over loopback TCP (rn_cm setup, single-threaded driving).
- * Test names carry seed-verbs §9 acceptance IDs where one applies. */
+ * Test names carry acceptance test IDs (docs/acceptance.md) where one applies. */
 #include <stdatomic.h>
 
 #include "test_qp_util.h"
@@ -240,10 +240,10 @@ static void sq4(struct rn_qp_init_attr *a)
 	a->sq_depth = 4;
 }
 
-/* T10 (decision P3): SQ slots are returned when a completion is polled. Depth 4: three
+/* T10 (RDMA Verbs §8.2.4): SQ slots are returned when a completion is polled. Depth 4: three
  * unsignaled Sends and a signaled one fill it; a 5th post is "Too many WRs" in Idle, and still
  * in RTS once all four completed but nothing was polled; polling the signaled WC retires it
- * and the three unsignaled before it (seed-verbs §3.4), and no WC appears for those. */
+ * and the three unsignaled before it (RDMA Verbs §8.2.4), and no WC appears for those. */
 static void test_unsignaled_T10(void **state)
 {
 	struct fx *f = *state;
@@ -273,7 +273,7 @@ static void test_unsignaled_T10(void **state)
 	qbuf_free(&f->d, &r);
 }
 
-/* P3: posting until "Too many WRs", then polling, never overflows a CQ as deep as the SQ
+/* SQ slots: posting until "Too many WRs", then polling, never overflows a CQ as deep as the SQ
  * (with slots freed when the CQE was written, it did); a QP destroyed with a CQE still queued
  * leaves nothing in the CQ for a poller to follow. */
 static void test_sq_retire_no_overflow(void **state)

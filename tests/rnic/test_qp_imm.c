@@ -1,4 +1,4 @@
-/* rn_qp: RFC 7306 Immediate Data (Send / Write with immediate, docs/wire.md) and tolerant QPs
+/* rn_qp: RFC 7306 Immediate Data (Send / Write with immediate, docs/rdmap.md) and tolerant QPs
  * (VIA Unreliable service: a bad message is dropped, the stream goes on), two QPs over
  * loopback TCP driven from this thread. */
 #include <arpa/inet.h>

@@ -260,7 +260,7 @@ static void test_bad_qn_T37(void **state)
 			 0x1201, RN_AE_REM_INVALID_DDP_QN, true);
 }
 
-/* A gap in the Send MSNs -> 0x1203 (MSN gap, decision P8). */
+/* A gap in the Send MSNs -> 0x1203 (MSN gap). */
 static void test_msn_gap(void **state)
 {
 	struct rawfx *f = *state;
@@ -420,7 +420,7 @@ static void test_tx_mulpdu_emss1448(void **state)
 				       (1442 - DDP_UNTAGGED_HDR_LEN));
 }
 
-/* ---- RFC 7306 Immediate Data on the wire (docs/wire.md) ---------------------------------- */
+/* ---- RFC 7306 Immediate Data on the wire (docs/rdmap.md) ---------------------------------- */
 
 /* An Immediate Data ULPDU: untagged, QN 0, L, the given MSN, 8 octets: value, kind, 0 0 0. */
 static size_t imm_ulpdu(uint8_t *u, uint8_t op, uint32_t msn, uint32_t imm, uint8_t kind,

@@ -1,6 +1,6 @@
 /* QP state machine (rnic/rn_qp_state.[ch]): every Modify pair, every event in every state,
  * attribute rules, posting rules, the one-error-completion rule, and random walks checked
- * against invariants. Named after seed-verbs.md §9 acceptance tests where one applies. */
+ * against invariants. Named after acceptance tests (docs/acceptance.md) where one applies. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

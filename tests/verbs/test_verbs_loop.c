@@ -195,7 +195,7 @@ static void test_fast_reg_unprivileged(void **state)
 }
 
 /* Post 64 KiB signaled Writes until ENOMEM, then poll: SQ space comes back only when a
- * completion is polled (decision P3), so the 128-entry CQ never overflows however far the
+ * completion is polled (RDMA Verbs §8.2.4), so the 128-entry CQ never overflows however far the
  * progress engine runs ahead, and the QP stays in RTS. 500 Writes, in order. */
 static void test_post_until_enomem(void **state)
 {
@@ -252,7 +252,7 @@ static void set_access(struct ibv_qp *qp, unsigned flags)
 			 flags & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
 }
 
-/* IBV_QP_ACCESS_FLAGS in RTS (rn_qp decision Q16): a QP without REMOTE_WRITE still gets the
+/* IBV_QP_ACCESS_FLAGS in RTS (rn_qp_state.c D15): a QP without REMOTE_WRITE still gets the
  * Read Responses of its own Reads (libibverbs semantics); a peer's Write to a QP that dropped
  * REMOTE_WRITE is refused (Terminate) and the target reports QP_ACCESS_ERR. */
 static void test_access_flags_rts(void **state)
@@ -276,7 +276,7 @@ static void test_access_flags_rts(void **state)
 	w.wr.rdma.remote_addr = (uintptr_t)p->b.buf;
 	w.wr.rdma.rkey = p->b.mr->rkey;
 	memset(p->a.buf, 0x11, 64);
-	tv_post_send(&p->a, &w, 0, 64);   /* completes at a when sent (decision P1) */
+	tv_post_send(&p->a, &w, 0, 64);   /* completes at a when sent (when the transport took it) */
 	wc = tv_wait_wc(p->a.cq);
 	assert_int_equal(wc.wr_id, 31);
 	tv_expect_async(&p->b, IBV_EVENT_QP_ACCESS_ERR);

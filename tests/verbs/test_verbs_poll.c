@@ -1,4 +1,4 @@
-/* verbs: consumer-side progress (docs/rnic-decisions.md D7). An application that busy-polls a
+/* verbs: consumer-side progress (rn_device_cq_progress). An application that busy-polls a
  * CQ holds the device's engine thread off, so the poll itself must run the work of every QP
  * of the device, not only of the QPs completing into that CQ: here the responder of an RDMA
  * Read completes into a CQ nobody polls, as in ib_read_lat, whose server polls its handshake

@@ -85,7 +85,7 @@ static void t03_register(void **state)
 	assert_ptr_equal(q.Ptag, t.ptag[0]);
 	assert_int_equal(q.EnableRdmaWrite, VIP_TRUE);
 	assert_int_equal(q.EnableRdmaRead, VIP_FALSE);
-	/* AMBIG-20: the registered address only */
+	/* the registered address only */
 	assert_int_equal(VipQueryMem(t.nic[0], buf, h1, &q), VIP_INVALID_PARAMETER);
 	assert_int_equal(VipDeregisterMem(t.nic[0], buf, h1), VIP_INVALID_PARAMETER);
 	/* a new Ptag and enables; the handle stays valid */
@@ -182,7 +182,7 @@ static void t05_t07_idle(void **state)
 	assert_int_equal(VipRecvDone(vi, &out), VIP_NOT_DONE);
 	assert_int_equal(VipRecvWait(vi, 50, &out), VIP_TIMEOUT);
 	assert_int_equal(VipDestroyVi(vi), VIP_ERROR_RESOURCE);
-	/* AMBIG-6: Disconnect on Idle flushes it */
+	/* Disconnect on Idle flushes it (VIA §5.1) */
 	assert_int_equal(VipDisconnect(vi), VIP_SUCCESS);
 	assert_int_equal(VipRecvDone(vi, &out), VIP_SUCCESS);
 	assert_ptr_equal(out, r);
@@ -275,7 +275,7 @@ static void cq_rules(void **state)
 	vi = tv_vi(&t, 0, VIP_SERVICE_RELIABLE_DELIVERY, NULL, cq);
 	assert_int_equal(VipDestroyCQ(cq), VIP_ERROR_RESOURCE);
 	VIP_DESCRIPTOR *out;
-	assert_int_equal(VipRecvWait(vi, 10, &out), VIP_ERROR_RESOURCE); /* AMBIG-3 */
+	assert_int_equal(VipRecvWait(vi, 10, &out), VIP_ERROR_RESOURCE); /* VIA §9.6.6 */
 	assert_int_equal(VipSendWait(vi, 10, &out), VIP_TIMEOUT);        /* not CQ-bound */
 	assert_int_equal(VipCQDone(cq, &wv, &rq), VIP_NOT_DONE);
 	uint64_t t0 = tv_ms();
@@ -300,7 +300,7 @@ static void cq_rules(void **state)
 	tv_close(&t);
 }
 
-/* AMBIG-24: closing a NIC with everything still open tears it down; the handles die. */
+/* Closing a NIC with everything still open tears it down; the handles die. */
 static void close_with_children(void **state)
 {
 	(void)state;

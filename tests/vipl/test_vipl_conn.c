@@ -73,7 +73,7 @@ static void t08_handshake(void **state)
 	assert_int_equal(VipConnectAccept(ch, b), VIP_SUCCESS);
 	pthread_join(th, NULL);
 	assert_int_equal(c.rc, VIP_SUCCESS);
-	/* V7: the granted MTU is the minimum, on both sides */
+	/* the granted MTU is the minimum, on both sides */
 	assert_int_equal(c.ra.MaxTransferSize, 8192);
 	assert_int_equal(c.ra.EnableRdmaRead, VIP_FALSE);
 	assert_int_equal(tv_state(a), VIP_STATE_CONNECTED);

@@ -438,7 +438,7 @@ static void notify_waits_cq(void **state)
 	nanosleep(&ms50, NULL);
 	assert_int_equal(notified, 1);
 	assert_int_equal(VipRecvNotify(p.b, NULL, on_recv), VIP_SUCCESS);
-	assert_int_equal(notified, 2); /* AMBIG-18: in the caller, before the return */
+	assert_int_equal(notified, 2); /* in the caller, before the return */
 	assert_ptr_equal(notified_desc, r2);
 	/* re-arming inside the handler */
 	for (int i = 0; i < 2; i++)
@@ -691,7 +691,7 @@ static void progress_after_long_polling(void **state)
 }
 
 /* Unreliable: an RDMA Write into a region without EnableRdmaWrite is dropped at the target
- * (tolerant QP, AMBIG-17), memory unchanged, both VIs stay Connected and keep working. */
+ * (tolerant QP), memory unchanged, both VIs stay Connected and keep working. */
 static void unreliable_rdma_prot(void **state)
 {
 	(void)state;

@@ -1,7 +1,7 @@
 #!/bin/sh
-# The VIPL acceptance scenarios (seed-via.md §5.1, tests/vipl_accept) with both peers on the DPDK
-# transport, peer A with DPDK port 198.51.100.1 and peer B with 198.51.100.2; the driver gives
-# each peer its own port configuration (--env-a / --env-b):
+# The VIPL acceptance scenarios (docs/acceptance-vipl.md, tests/vipl_accept) with both peers on
+# the DPDK transport, peer A with DPDK port 198.51.100.1 and peer B with 198.51.100.2; the
+# driver gives each peer its own port configuration (--env-a / --env-b):
 #   memif     A is the memif server, B the memif client, started two seconds after A (a memif
 #             client cannot start before the server's socket exists). All of T01-T27 and NEG
 #             run (the one-process scenarios open a port that never sees a peer).

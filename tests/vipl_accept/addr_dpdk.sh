@@ -1,5 +1,5 @@
 #!/bin/sh
-# The VIPL NIC's address on the DPDK transport (docs/vipl.md V14): va_dpdk_addr in one process
+# The VIPL NIC's address on the DPDK transport (docs/vipl.md): va_dpdk_addr in one process
 # over a net_ring port (no peer needed) with SOFTRNIC_DPDK_IP=198.51.100.9/24.
 # Usage: addr_dpdk.sh va_dpdk_addr
 set -u

@@ -7,7 +7,7 @@
 #             no address on either end. Needs root (exit 77 without it); both namespaces are
 #             removed on every exit.
 # Neither side is given its VIPL address (-l): each NIC's address must be its DPDK port's
-# (docs/vipl.md V14): the server must listen on 198.51.100.1:7447 (binding another address
+# (docs/vipl.md): the server must listen on 198.51.100.1:7447 (binding another address
 # fails on the DPDK transport) and the client's NIC is 198.51.100.2. Every run verifies a data
 # pattern (-v); both processes must exit 0 and the client must print a result line per size.
 # Exit 77 only when EAL cannot start (or, afpacket, namespaces cannot be made).

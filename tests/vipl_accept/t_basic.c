@@ -1,5 +1,5 @@
 /* T01-T05: NIC limits, Ptag reference counts, registration edge cases, VI creation
- * attributes, a send posted on an Idle VI (single process; seed-via.md §5.1). */
+ * attributes, a send posted on an Idle VI (single process; docs/acceptance-vipl.md). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* T06-T11: receive pre-posted on an Idle VI, destroy rules, handshake, reject, accept with
- * mismatched attributes, connect timeouts and invalid state (seed-via.md §5.1). */
+ * mismatched attributes, connect timeouts and invalid state (docs/acceptance-vipl.md). */
 #include <arpa/inet.h>
 #include <stddef.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* T22-T24: one CQ serving several VIs, waits and timeouts, notify semantics
- * (seed-via.md §5.1). The A side is a sender that obeys B's "send" commands, so B decides
+ * (docs/acceptance-vipl.md). The A side is a sender that obeys B's "send" commands, so B decides
  * exactly when each message leaves. */
 #include <pthread.h>
 #include <string.h>
@@ -203,7 +203,7 @@ void t23_b(struct va_ctx *c)
 /* ---- T24 -------------------------------------------------------------------------------- */
 struct t24_log {
 	int n;                  /* handler calls finished */
-	int slot;               /* handler calls started (a re-arm may nest a call: AMBIG-18) */
+	int slot;               /* handler calls started (a re-arm may nest a call) */
 	VIP_PVOID ctx;
 	VIP_NIC_HANDLE nic;
 	VIP_VI_HANDLE vi;

@@ -1,5 +1,5 @@
 /* T12-T15: scatter/gather with immediate data, local descriptor errors, a receive too small
- * on Reliable Delivery and on Unreliable VIs (seed-via.md §5.1). */
+ * on Reliable Delivery and on Unreliable VIs (docs/acceptance-vipl.md). */
 #include <string.h>
 
 #include "va.h"

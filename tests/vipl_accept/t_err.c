@@ -1,6 +1,6 @@
 /* T25-T26: disconnect with descriptors posted, detection by the peer, reconnection of the same
  * VIs without old data; the async error callback and restoring the default handler
- * (seed-via.md §5.1). */
+ * (docs/acceptance-vipl.md). */
 #include <string.h>
 
 #include "va.h"

@@ -1,5 +1,5 @@
 /* T18-T21: RDMA Write without and with immediate, RDMA Write protection on RD VIs, RDMA Read,
- * send-queue ordering and the queue fence (seed-via.md §5.1). */
+ * send-queue ordering and the queue fence (docs/acceptance-vipl.md). */
 #include <stdio.h>
 #include <string.h>
 

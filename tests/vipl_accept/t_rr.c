@@ -1,7 +1,7 @@
 /* T16-T17: Reliable Reception. An empty receive queue fails the sender's descriptor with
  * REMOTE_DESC_ERROR and nothing behind it is delivered; a send is Done only once its data is
  * placed; an RDMA Write into a region without EnableRdmaWrite fails the sender's descriptor
- * with RDMA_PROT_ERROR and leaves the remote memory unchanged (seed-via.md §5.1). */
+ * with RDMA_PROT_ERROR and leaves the remote memory unchanged (docs/acceptance-vipl.md). */
 #include <string.h>
 
 #include "va.h"

@@ -1,4 +1,4 @@
-/* va.h: harness of the VIPL acceptance tests (seed-via.md §5.1, T01-T27).
+/* va.h: harness of the VIPL acceptance tests (docs/acceptance-vipl.md, T01-T27).
  *
  * One executable is both the driver and the two peers. `vipl_accept T08` (driver) picks two
  * TCP ports, starts itself twice as role A (client side) and role B (server side), each with

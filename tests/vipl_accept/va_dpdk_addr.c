@@ -1,4 +1,4 @@
-/* va_dpdk_addr: the VIPL NIC's address on the DPDK transport (docs/vipl.md V14), one process.
+/* va_dpdk_addr: the VIPL NIC's address on the DPDK transport (docs/vipl.md), one process.
  * Run with SOFTRNIC_TRANSPORT=dpdk, SOFTRNIC_DPDK_EAL (a port that needs no peer, e.g.
  * net_ring) and SOFTRNIC_DPDK_IP=IP/len; argument: IP. Checks, each printed:
  *   1 VipQueryNic: LocalNicAddress = IP and port 7447 (no SOFTRNIC_VIPL_ADDR)

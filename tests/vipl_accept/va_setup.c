@@ -131,7 +131,7 @@ static VIP_NET_ADDRESS *make_addr(struct va_env *e, const uint8_t host[6], const
 	return a;
 }
 
-/* Our address as the NIC reports it (NicAddressLen 6: IPv4 + port, docs/vipl.md V2). */
+/* Our address as the NIC reports it (NicAddressLen 6: IPv4 + port, docs/vipl.md). */
 VIP_NET_ADDRESS *va_local_addr(struct va_env *e, const char *disc)
 {
 	VA_TRUE(e->ctx, e->attr.NicAddressLen == 6 && e->attr.LocalNicAddress,

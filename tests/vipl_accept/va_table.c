@@ -1,4 +1,4 @@
-/* The acceptance scenarios of seed-via.md §5.1; the title is the meson test name. */
+/* The acceptance scenarios of docs/acceptance-vipl.md; the title is the meson test name. */
 #include <stddef.h>
 
 #include "va.h"

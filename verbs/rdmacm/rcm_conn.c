@@ -419,7 +419,7 @@ RCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_p
 		return rcm_err(EINVAL);
 	struct rcm_id *r = rcm_id_of(id);
 	/* responder_resources / initiator_depth (0xFF: device maximum) are our IRD / ORD in the
-	 * Reply, lowered to the initiator's ORD / IRD (docs/wire.md D7); 0, or no conn_param,
+	 * Reply, lowered to the initiator's ORD / IRD (mpa_negotiate.c D7); 0, or no conn_param,
 	 * keeps what was negotiated when the Request arrived (device maxima, lowered alike). */
 	int rc = conn_param_check(r, conn_param);
 	pthread_mutex_lock(&rcm_lock);

@@ -29,7 +29,7 @@
 
 #define RCM_EXPORT __attribute__((visibility("default")))
 
-/* librdmacm's private_data_len is a uint8_t; the MPA limit (docs/wire.md D13) counts the
+/* librdmacm's private_data_len is a uint8_t; the MPA limit (pd_max, mpa_frame.h) counts the
  * 4-octet RFC 6581 block too, so with the default 512-octet PD_Length every length fits. */
 #define RCM_PD_MAX 255u
 

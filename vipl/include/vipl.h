@@ -3,12 +3,12 @@
  * Source-compatible with the VIPL 1.0 headers VIA applications were written against (Intel's
  * VI Architecture Developer's Guide; the descriptor aggregate CS / DS[], bitmask reliability
  * levels, the extended VIP_RETURN, the 5-argument VipQueryVi, peer-to-peer connect and the name
- * service), with the semantics of the VIA 1.0 specification chapters 2-8
- * (shared/specs/seed-via.md). Every provider-specific choice is in docs/vipl.md.
+ * service), with the semantics of the VIA 1.0 specification chapters 2-8. Every
+ * provider-specific choice is in docs/vipl.md.
  *
  * LP64 note: VIP_ULONG is unsigned long (64 bits here), as in the Linux VIPL headers.
  * VIP_INFINITE is (VIP_ULONG)0xFFFFFFFF, the Windows INFINITE value legacy code compares
- * with; any timeout >= VIP_INFINITE means "wait forever" (docs/vipl.md V13). */
+ * with; any timeout >= VIP_INFINITE means "wait forever". */
 #ifndef VIPL_H
 #define VIPL_H
 
@@ -53,7 +53,7 @@ typedef VIP_UINT32 VIP_MEM_HANDLE;   /* the iWARP STag of the registration; 0 is
 
 /* A VI network address: HostAddressLen octets of host address, then DiscriminatorLen octets of
  * discriminator, allocated by the caller (variable length). softrnic's host address is 6
- * octets: IPv4 address then TCP port, both in network order (docs/vipl.md V2). */
+ * octets: IPv4 address then TCP port, both in network order (docs/vipl.md). */
 typedef struct {
 	VIP_UINT16 HostAddressLen;
 	VIP_UINT16 DiscriminatorLen;

@@ -4,7 +4,7 @@
 # A stays out of the way), ktcp_peer on the kernel's TCP in namespace B (198.51.100.2 on
 # veth-b). Usage: tcp_linux.sh CASE softrnic-tcp ktcp_peer impair
 # CASE: basic bulk pingpong conns mtu abort pcap, netem-{loss1,loss5,reorder,dup,delay,ours}
-# (docs/tcp-tests.md has what each runs).
+# (docs/testing.md has what each runs).
 # Exit 77 (skip) without root, network namespaces or DPDK's af_packet PMD.
 TEST_NAME=tcp_linux_$1
 . "$(dirname "$0")/../../lib/common.sh"
@@ -197,7 +197,7 @@ case_pingpong() {
 case_conns() {
 	TMO=120
 	# 1000 x 64 KiB queued at once: runs with the port's defaults since the port has a
-	# separate transmit pool (docs/dpdk-port.md), so send data cannot starve receiving.
+	# separate transmit pool (docs/dpdk.md), so send data cannot starve receiving.
 	we_connect conns-1000-we-connect 5031 '--source 64K --conns 1000' '--sink --conns 1000'
 	we_accept conns-1000-we-accept 5032 '--sink --conns 1000' '--source 64K --conns 1000'
 }
@@ -313,7 +313,7 @@ case_pcap() {
 	[ "$frames" -gt 100 ] || fail "capture holds only $frames frames"
 	# Wireshark calls a TCP checksum field of 0xffff bad (RFC 1624: the other zero, which
 	# incremental updates produce; arithmetically it verifies). Linux's segmentation offload
-	# path sends one now and then (1 frame in ~4500, 2026-11-26); the engine's own frames
+	# path sends one now and then (rarely); the engine's own frames
 	# are held to the strict rule.
 	filt='_ws.malformed || ip.checksum.status == 0 || (tcp.checksum.status == 0 && !(tcp.checksum == 0xffff && ip.src == 198.51.100.2))'
 	bad=$(tshark -r "$OUT/bulk.pcap" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE \

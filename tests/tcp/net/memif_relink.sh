@@ -4,7 +4,7 @@
 # handshake of each start stays pending, as with a server whose EAL interrupt thread is slow.
 #  1. A start that connected is not restarted for 1 s, then 2 s, 4 s: a restart closes the
 #     pending connection, and DPDK 22.11's memif server panics when it accepts a connection
-#     its client already closed (docs/dpdk-port.md). In 6 s at most 4 connections (at 0, 1,
+#     its client already closed (docs/dpdk.md). In 6 s at most 4 connections (at 0, 1,
 #     3 s); restarts every 250 ms made 24.
 #  2. A start that failed (no server socket yet) is retried within 250 ms: the stub starts
 #     1.5 s after the client and must see its first connection within 1 s.

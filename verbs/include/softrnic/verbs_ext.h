@@ -10,7 +10,7 @@
  *   - Tolerant QPs (VIA's Unreliable service): per-message receive errors do not end the stream.
  *   - The Terminate a QP sent or received, for upper layers that map it (VIPL).
  *   RFC 7306 Immediate Data rides on the standard opcodes IBV_WR_SEND_WITH_IMM and
- *   IBV_WR_RDMA_WRITE_WITH_IMM (docs/verbs.md); RFC 7306 atomics are reserved for later.
+ *   IBV_WR_RDMA_WRITE_WITH_IMM (docs/verbs.md); RFC 7306 atomics are not offered.
  *
  * Every name is prefixed softrnic_ / SOFTRNIC_. */
 #ifndef SOFTRNIC_VERBS_EXT_H
@@ -42,15 +42,15 @@ enum softrnic_qp_flags {
 	SOFTRNIC_QP_NO_REMOTE_READ = 1u << 1,   /* refuse inbound RDMA Read Requests */
 	SOFTRNIC_QP_NO_REMOTE_WRITE = 1u << 2,  /* refuse inbound RDMA Writes (and so Read
 	                                         * Responses: this QP cannot issue Reads) */
-	/* Tolerant receive (VIA Unreliable service, docs/vipl.md V6): an incoming Send or
+	/* Tolerant receive (VIA Unreliable service, docs/vipl.md): an incoming Send or
 	 * Immediate Data with no receive posted is dropped (async IBV_EVENT_QP_REQ_ERR, QP stays
 	 * RTS); one longer than its receive completes that receive with IBV_WC_LOC_LEN_ERR
 	 * (byte_len 0) and the rest of the message is dropped; a tagged message or Read Request
 	 * that fails its STag checks is dropped without a Terminate (async IBV_EVENT_QP_ACCESS_ERR,
 	 * QP stays RTS; a Read Request over the IRD: IBV_EVENT_QP_REQ_ERR). Errors that lose the
 	 * framing (MPA CRC, markers, malformed headers, DDP / RDMAP version, QN / MSN / MO,
-	 * unexpected opcodes) and bad Read Responses still end the stream as usual
-	 * (docs/rnic-decisions.md P13, P14). */
+	 * unexpected opcodes) and bad Read Responses still end the stream as usual: after those
+	 * the octets that follow can no longer be parsed. */
 	SOFTRNIC_QP_TOLERANT = 1u << 3,
 	SOFTRNIC_QP_FLAGS_ALL = (1u << 4) - 1
 };
