@@ -248,7 +248,7 @@ struct rn_qp {
 	bool rresp_ok;                  /* Read Responses may land: the create-time inbound
 	                                 * Write enable (one attribute in the spec). Modify's
 	                                 * RN_QPM_ACCESS changes ia.inbound_write, the gate of
-	                                 * inbound Writes only (rn_qp_state.c D15) */
+	                                 * inbound Writes only (D218) */
 	bool need_wake;
 	bool eng_write;                 /* the engine's last look (rn_qp_wants_write) gave it
 	                                 * EPOLLOUT interest: a busy tx needs no wake then */

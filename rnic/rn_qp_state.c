@@ -1,48 +1,48 @@
 /* The iWARP QP state machine as tables (see rn_qp_state.h; RDMA Verbs 1.0 §6.1-§6.6, §9.5.3).
  *
  * Decisions where the spec leaves a choice (also in docs/):
- *  D1 Posting per state. Idle: enqueue, hold. RTS: enqueue, process. Closing: PostRQ enqueues and
+ *  D35 Posting per state. Idle: enqueue, hold. RTS: enqueue, process. Closing: PostRQ enqueues and
  *     flushes; PostSQ enqueues, then Bad Close (LLP Reset, async "Bad Close", -> Error), the
  *     "without Immediate Error" rows of Fig. 11 (T35 needs that path). "At some point MUST
  *     return an Immediate Error" holds because Closing is bounded by the LLP close timeout.
  *     Terminate and Error: Immediate Error (Invalid QP state) from the first moment; that is
  *     the point the spec says must come, and it is what Linux siw does for user QPs.
- *  D2 Remote FIN in RTS with SQ and IRRQ empty -> Closing with no event at that moment; the
+ *  D36 Remote FIN in RTS with SQ and IRRQ empty -> Closing with no event at that moment; the
  *     affiliated event §6.2.2.2 requires is the "LLP Close Complete" raised when Closing ends
  *     in Idle (or "Bad Close" / "LLP Connection ..." when it ends in Error), as §6.6.2.1 and T34
  *     describe. Fig. 37 has no "remote close started" event and we add none.
- *  D3 No "Error State Entered" event ever (§6.2.3 normative and Fig. 37 win over §6.6.2.2).
- *  D4 Modify RTS->Closing with SQ WQEs or inbound Reads in progress: the verb succeeds, the QP
+ *  D37 No "Error State Entered" event ever (§6.2.3 normative and Fig. 37 win over §6.6.2.2).
+ *  D38 Modify RTS->Closing with SQ WQEs or inbound Reads in progress: the verb succeeds, the QP
  *     passes through Closing straight to Error (LLP Reset, "Bad Close"), the first option of
  *     §6.2.2.2. The same check runs on every Closing event.
- *  D5 Flushing starts on entry to Error, not in Terminate (the "MAY" of §6.2.3): Terminate is
+ *  D39 Flushing starts on entry to Error, not in Terminate (the "MAY" of §6.2.3): Terminate is
  *     bounded by the LLP close timeout, and one flush point keeps the one-error rule simple.
- *  D6 LLP failure in Terminate raises "Bad Close" whatever the cause of the Terminate (§6.2.3
+ *  D40 LLP failure in Terminate raises "Bad Close" whatever the cause of the Terminate (§6.2.3
  *     names the Modify and WC cases; we treat the others alike). A clean LLP close in
  *     Terminate raises nothing: the cause was already reported (async event, WC, or Modify).
- *  D7 The LLP event names its cause in every state: incoming RST -> "LLP Connection Reset",
+ *  D41 The LLP event names its cause in every state: incoming RST -> "LLP Connection Reset",
  *     timeout / retries -> "LLP Connection Lost" (Fig. 24 defines them by cause; §6.2.5's
  *     "LLP Connection Lost" for Closing is read as the generic failure case).
- *  D8 A Terminate arriving in Closing: LLP Reset, -> Error, "Bad Close" (it is incoming data,
+ *  D42 A Terminate arriving in Closing: LLP Reset, -> Error, "Bad Close" (it is incoming data,
  *     for which §6.2.5 says an async error MUST be generated); its buffer is kept queryable.
- *  D9 A local error in Closing: LLP Reset, -> Error, the error's own event unless it was
+ *  D43 A local error in Closing: LLP Reset, -> Error, the error's own event unless it was
  *     reported in a WC. Local errors and segments in Terminate and Error are ignored.
- *  D10 LLP close complete while in RTS (no FIN seen first) is treated as LLP lost.
- *  D11 Idle->RTS without an LLP Stream Handle, or with one whose stream is not Established:
+ *  D44 LLP close complete while in RTS (no FIN seen first) is treated as LLP lost.
+ *  D45 Idle->RTS without an LLP Stream Handle, or with one whose stream is not Established:
  *     RN_ERR_INVALID_LLP_HANDLE. An attribute the transition does not list (Fig. 4 and 5):
  *     RN_ERR_INVALID_MODIFIER; an attribute Fig. 5 lists but the device does not support
  *     changing (caps), or raising ORD without caps.grow_ord: RN_ERR_QP_ATTR_FIXED. A next
  *     state outside the enum: RN_ERR_INVALID_MODIFIER. Max RQ WRs on an S-RQ QP is accepted
  *     and ignored (Fig. 5 footnote 2); QP RQ Limit on a QP without S-RQ is an invalid modifier.
- *  D12 Status precedence in Modify: state value, transition, attribute set, LLP handle,
+ *  D46 Status precedence in Modify: state value, transition, attribute set, LLP handle,
  *     attribute values (ORD, IRD, SQ, RQ, RQ limit), then the Error->Idle flush gate.
- *  D13 Error->Idle needs RN_QPI_FLUSH_DONE after the last flush issued, and no WQE left on the
+ *  D47 Error->Idle needs RN_QPI_FLUSH_DONE after the last flush issued, and no WQE left on the
  *     SQ or RQ; otherwise RN_ERR_STILL_FLUSHING.
- *  D15 Inbound Read / Write enables (RN_QPM_ACCESS) are not in Figs. 4-5; we accept them
+ *  D218 Inbound Read / Write enables (RN_QPM_ACCESS) are not in Figs. 4-5; we accept them
  *     where attributes may change at all (Idle->Idle, Idle->RTS, RTS->RTS) because libibverbs
  *     sets them with IBV_QP_ACCESS_FLAGS (INIT, RTR, RTS) and siw applies them in any state.
  *     They only gate segments arriving after the Modify; nothing already placed changes.
- *  D14 Terminate codes: Modify->Terminate sends RDMAP Local Catastrophic 0x0000; Bad LLP Close
+ *  D48 Terminate codes: Modify->Terminate sends RDMAP Local Catastrophic 0x0000; Bad LLP Close
  *     sends 0x0207 (RDMAP / Remote Operation / Catastrophic localized to the stream, RFC 5040).
  *     A QP sends at most one Terminate per stream and never one after receiving one. */
 #include "rn_qp_state.h"
@@ -137,7 +137,7 @@ static bool closing_is_bad(const struct rn_qp_cond *c)
 	return c->sq_wqes != 0 || c->irrq_busy;
 }
 
-/* RTS -> Closing (Modify or remote FIN); D4: straight on to Error if work remains. */
+/* RTS -> Closing (Modify or remote FIN); D38: straight on to Error if work remains. */
 static void enter_closing(struct rn_qp_sm *sm, struct rn_qp_step *out, const struct rn_qp_cond *c)
 {
 	stop_processing(out);
@@ -296,7 +296,7 @@ static const struct mod_rule mod_rules[RN_QPS_COUNT][RN_QPS_COUNT] = {
 	},
 };
 
-/* Fig. 5 attributes the device may not support changing (D11). */
+/* Fig. 5 attributes the device may not support changing (D45). */
 static enum rn_status check_supported(const struct rn_qp_sm *sm, const struct rn_qp_modify *m)
 {
 	if ((m->mask & RN_QPM_RQ_LIMIT) && !sm->has_srq)
@@ -338,7 +338,7 @@ static bool still_flushing(const struct rn_qp_sm *sm, const struct rn_qp_cond *c
 	return sm->flush_pending || c->sq_wqes != 0 || c->rq_wqes != 0;
 }
 
-/* Every check, in the D12 order; nothing is modified here. */
+/* Every check, in the D46 order; nothing is modified here. */
 static enum rn_status modify_check(const struct rn_qp_sm *sm, const struct rn_qp_modify *m,
 				   const struct rn_qp_cond *c)
 {
@@ -454,7 +454,7 @@ static void closing_bad(struct rn_qp_sm *sm, const struct rn_qp_error *e,
 	enter_error(sm, out, true, RN_QPE_BAD_CLOSE);
 }
 
-/* D8: the Terminate stays queryable; no Terminate is sent back. */
+/* D42: the Terminate stays queryable; no Terminate is sent back. */
 static void closing_term_received(struct rn_qp_sm *sm, const struct rn_qp_error *e,
 				  const struct rn_qp_cond *c, struct rn_qp_step *out)
 {
@@ -534,7 +534,7 @@ static void term_closed(struct rn_qp_sm *sm, const struct rn_qp_error *e,
 {
 	(void)e;
 	(void)c;
-	enter_error(sm, out, false, RN_QPE_NONE);  /* D6: cause already reported */
+	enter_error(sm, out, false, RN_QPE_NONE);  /* D40: cause already reported */
 }
 
 static void term_llp_failed(struct rn_qp_sm *sm, const struct rn_qp_error *e,
@@ -561,7 +561,7 @@ static void error_flush_done(struct rn_qp_sm *sm, const struct rn_qp_error *e,
 static const ev_fn ev_rules[RN_QPS_COUNT][RN_QPI_COUNT] = {
 	[RN_QPS_RTS] = {
 		[RN_QPI_LLP_FIN] = rts_fin,
-		[RN_QPI_LLP_CLOSED] = rts_lost,  /* D10 */
+		[RN_QPI_LLP_CLOSED] = rts_lost,  /* D44 */
 		[RN_QPI_LLP_RESET] = rts_reset,
 		[RN_QPI_LLP_LOST] = rts_lost,
 		[RN_QPI_TERM_RECEIVED] = rts_term_received,

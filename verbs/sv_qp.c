@@ -295,7 +295,7 @@ static int sv_modify_check(struct sv_qp *q, const struct ibv_qp_attr *attr, int 
 
 /* The attribute part of a modify (ORD, IRD, queue depths, remote access) as rn_qp_mod
  * fields. Access flags change the peer's Read / Write rights only: Read Responses to our own
- * Reads are always accepted, as in libibverbs (rn_qp_state.c D15). LOCAL_WRITE, MW_BIND and
+ * Reads are always accepted, as in libibverbs (D218). LOCAL_WRITE, MW_BIND and
  * REMOTE_ATOMIC have nothing to change (always on / no atomics). */
 static void sv_modify_attrs(const struct ibv_qp_attr *attr, int mask, struct rn_qp_mod *m)
 {

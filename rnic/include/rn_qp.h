@@ -200,7 +200,7 @@ struct rn_qp_mod {
 	                               * a receiver takes any ULPDU_Length (MPA negotiates none) */
 };
 
-/* Statuses of rn_qp_modify (rn_qp_state.h, rn_qp_state.c D11/D12) plus INVALID_QP for NULL.
+/* Statuses of rn_qp_modify (rn_qp_state.h, D45/D46) plus INVALID_QP for NULL.
  * Every action of the transition (flush, Terminate, LLP close / reset, async events) is
  * carried out before it returns. out_alloc (optional): what is in force afterwards. */
 enum rn_status rn_qp_modify_qp(struct rn_qp *qp, const struct rn_qp_mod *m,
@@ -281,7 +281,7 @@ struct rn_send_wr {
  * that has no data, or more than max_inline octets), INVALID_SGL_LENGTH (num_sge < 0 or over
  * the QP's limit for the type; Read: more than 1), INVALID_SGL_FORMAT (sg_list NULL with
  * num_sge > 0). In RTS the WRs are processed at once; in Idle they wait; in Closing the WR
- * is enqueued and the QP goes to Error (Bad Close, rn_qp_state.c D1). Everything else (STags,
+ * is enqueued and the QP goes to Error (Bad Close, D35). Everything else (STags,
  * lengths, ORD = 0, fast-register / bind parameters) is a completion error. */
 enum rn_status rn_qp_post_send(struct rn_qp *qp, struct rn_send_wr *wr, struct rn_send_wr **bad,
 			       uint32_t *posted);

@@ -128,7 +128,7 @@ enum rn_qp_attr_mask {
 	RN_QPM_ACCESS = 1u << 7,      /* inbound RDMA Read / Write enables: an extension over
 	                               * Figs. 4-5 (which fix them at create) for libibverbs'
 	                               * IBV_QP_ACCESS_FLAGS, as Linux siw allows; Idle->Idle,
-	                               * Idle->RTS and RTS->RTS (rn_qp_state.c D15) */
+	                               * Idle->RTS and RTS->RTS (D218) */
 	RN_QPM_ALL = (1u << 8) - 1
 };
 

@@ -252,7 +252,7 @@ static void set_access(struct ibv_qp *qp, unsigned flags)
 			 flags & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
 }
 
-/* IBV_QP_ACCESS_FLAGS in RTS (rn_qp_state.c D15): a QP without REMOTE_WRITE still gets the
+/* IBV_QP_ACCESS_FLAGS in RTS (D218): a QP without REMOTE_WRITE still gets the
  * Read Responses of its own Reads (libibverbs semantics); a peer's Write to a QP that dropped
  * REMOTE_WRITE is refused (Terminate) and the target reports QP_ACCESS_ERR. */
 static void test_access_flags_rts(void **state)
