@@ -110,7 +110,7 @@ void t22_b(struct va_ctx *c)
 	VA_RC(c, VipCQDone(cq, &who, &rq), VIP_NOT_DONE);
 	VIP_RETURN rc = VipRecvWait(v[0], 10, &got);
 	VA_TRUE(c, rc == VIP_ERROR_RESOURCE || rc == VIP_INVALID_PARAMETER,
-		"VipRecvWait on a CQ-tied queue: %s, expected VIP_ERROR_RESOURCE (AMBIG-3: or "
+		"VipRecvWait on a CQ-tied queue: %s, expected VIP_ERROR_RESOURCE (VIA 1.0 leaves it open: or "
 		"VIP_INVALID_PARAMETER)", va_rc_name(rc));
 	VA_RC(c, VipDestroyCQ(cq), VIP_ERROR_RESOURCE);
 	/* the send queue of V1 has no CQ: VipSendWait works on it */

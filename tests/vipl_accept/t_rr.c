@@ -11,7 +11,7 @@
 static void need_rr(struct va_env *e)
 {
 	VA_TRUE(e->ctx, e->attr.ReliabilityLevelSupport & RR,
-		"ReliabilityLevelSupport 0x%x: Reliable Reception is not offered (docs/vipl.md V5 "
+		"ReliabilityLevelSupport 0x%x: Reliable Reception is not offered (docs/decisions.md D114 "
 		"says it is)", e->attr.ReliabilityLevelSupport);
 }
 
