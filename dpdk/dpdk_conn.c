@@ -16,8 +16,10 @@
  * promises no further callback). A listener's accepted-but-not-taken connections belong to
  * the engine (tcp_listener_close resets them). */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -401,6 +403,26 @@ static int listen_port(struct dp_tp *tp, uint16_t port, int backlog, struct dp_c
 	return -EADDRINUSE;
 }
 
+/* A listener on the engine is invisible to ss(8) and /proc/net/tcp: SOFTRNIC_DPDK_LISTEN_LOG
+ * names a file that gets one line, the port, for every listener opened, so a script can wait
+ * until a server listens instead of sleeping a guess. */
+static void listen_log(uint16_t port)
+{
+	const char *path = getenv("SOFTRNIC_DPDK_LISTEN_LOG");
+	char line[16];
+
+	if (path == NULL || *path == '\0')
+		return;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	int n = snprintf(line, sizeof(line), "%u\n", port);
+	if (write(fd, line, (size_t)n) != n) {
+		/* nothing to do: the log is a convenience for scripts */
+	}
+	close(fd);
+}
+
 static int dp_listen(const struct rn_transport *t, const struct sockaddr *addr, socklen_t len,
 		     int backlog, struct rn_conn **out)
 {
@@ -431,6 +453,8 @@ static int dp_listen(const struct rn_transport *t, const struct sockaddr *addr, 
 		}
 	}
 	tp_unlock(tp);
+	if (rc == 0)
+		listen_log(ntohs(h->local.sin_port));
 	return rc;
 }
 

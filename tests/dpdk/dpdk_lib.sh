@@ -25,6 +25,9 @@ EXIT_HOOKS="$EXIT_HOOKS dpdk_cleanup"
 
 dpdk_tmpdir() {
 	DPDK_DIR=$(mktemp -d /tmp/srn-dpdk-XXXXXX) || fail "mktemp"
+	# every DPDK listener of the processes started from here logs its port (dpdk_conn.c)
+	SOFTRNIC_DPDK_LISTEN_LOG=$DPDK_DIR/listen.log
+	export SOFTRNIC_DPDK_LISTEN_LOG
 }
 
 dpdk_eal() { # ROLE VDEV
@@ -48,12 +51,20 @@ dpdk_skip_if_no_eal() { # FILE
 	fi
 }
 
-# dpdk_head_start: give a just-started server time to open its port and listen. There is no
-# kernel socket to wait for (ss), and a client whose SYN reaches a port that is up but not yet
-# listening gets a RST (REJECTED), as from a kernel. Opening a port, whose transmit pool is
-# sized at open, can take over a second under --no-huge.
+# dpdk_head_start [SECONDS]: wait until the just-started server listens. There is no kernel
+# socket to wait for (ss), and a client whose SYN reaches a port that is up but not yet
+# listening gets a RST (REJECTED), as from a kernel: the server's listeners are logged to
+# SOFTRNIC_DPDK_LISTEN_LOG (dpdk_tmpdir), and the wait ends at the first line, or after
+# SECONDS (DPDK_HEAD_START, 3: opening a port can take over a second under --no-huge). The
+# log is emptied for the next server.
 dpdk_head_start() {
-	sleep "${DPDK_HEAD_START:-3}"
+	hs_n=0
+	while [ ! -s "${SOFTRNIC_DPDK_LISTEN_LOG:-}" ] &&
+		[ "$hs_n" -lt $((${1:-${DPDK_HEAD_START:-3}} * 20)) ]; do
+		sleep 0.05
+		hs_n=$((hs_n + 1))
+	done
+	if [ -n "${SOFTRNIC_DPDK_LISTEN_LOG:-}" ]; then : >"$SOFTRNIC_DPDK_LISTEN_LOG"; fi
 }
 
 DPDK_NS_A=

@@ -66,8 +66,8 @@ on_b() { on_side b $B "$@"; }
 
 # dd_start_server ERRFILE CMD...: CMD on side A in the background (stdout and stderr to
 # ERRFILE). A DPDK listener is invisible to ss, and the client's SYN must find the port up
-# and the listener there: wait until EAL has started (the server is alive after it, or it
-# said why not) and a moment more for rdma_listen.
+# and the listener there: wait until the server's listener is logged (dpdk_head_start), at
+# most the seconds below.
 dd_start_server() {
 	f=$1
 	shift
@@ -84,7 +84,7 @@ dd_start_server() {
 	[ "$DD_LINK" = memif ] && w=3
 	[ -n "${asan:-}" ] && w=$((w + 3))
 	w=${DD_SERVER_WAIT:-$w}
-	sleep "$w"
+	dpdk_head_start "$w"
 	dpdk_skip_if_no_eal "$f"
 	kill -0 "$SERVER_PID" 2>/dev/null || { cat "$f" >&2; fail "server ended at start"; }
 }
