@@ -2,13 +2,13 @@
 # The VIPL acceptance scenarios (docs/acceptance-vipl.md, tests/vipl_accept) with both peers on
 # the DPDK transport, peer A with DPDK port 198.51.100.1 and peer B with 198.51.100.2; the
 # driver gives each peer its own port configuration (--env-a / --env-b):
-#   memif     A is the memif server, B the memif client, started two seconds after A (a memif
-#             client cannot start before the server's socket exists). All of T01-T27 and NEG
+#   memif     A is the memif server, B the memif client, started once A's memif socket exists
+#             (a memif client cannot start before the server's socket exists). All of T01-T27 and NEG
 #             run (the one-process scenarios open a port that never sees a peer).
 #   afpacket  A in one network namespace with a net_af_packet port on veth-a, B in another on
 #             veth-b, the kernel holding no address on either end; the handshake and data
 #             scenarios of netns.sh (T06 T08 T09 T12 T18 T21 T25). Peers start together (no
-#             --delay-b: af_packet has no server/client order).
+#             --b-after: af_packet has no server/client order).
 # Exit 77 only when DPDK cannot start (or, afpacket, namespaces cannot be made: not root).
 # Usage: accept_dpdk.sh memif|afpacket vipl_accept [SCENARIO...]
 set -u
@@ -28,7 +28,7 @@ memif)
 		T17 T18 T19 T20 T21 T22 T23 T24 T25 T26 T27 NEG
 	nscen=$#
 	limit=${VIPL_TIMEOUT:-280}
-	set -- --delay-b 2000 --env-a "$(dpdk_eal server "$(memif_vdev server)")" \
+	set -- --b-after "$DPDK_DIR/memif.sock" --env-a "$(dpdk_eal server "$(memif_vdev server)")" \
 		--env-b "$(dpdk_eal client "$(memif_vdev client)")" "$@"
 	;;
 afpacket)

@@ -1,15 +1,18 @@
 /* vipl_accept: driver and peer of the VIPL acceptance tests.
  *   vipl_accept [--ip-a IP --ip-b IP] [--ns-a NS --ns-b NS] [--env-a K=V]... [--env-b K=V]...
- *               [--delay-b MS] SCENARIO...   (driver)
+ *               [--b-after PATH] SCENARIO...   (driver)
  *   vipl_accept --list
  *   vipl_accept --role A|B --fd N --ip-a IP --port-a P --ip-b IP --port-b P SCENARIO (peer)
  * The driver runs each scenario as two processes (one when the scenario has no B side), in
  * the network namespaces given (`ip netns exec`), and fails unless all exit 0 in time.
  * --env-a / --env-b put a variable into one peer's environment only (each peer of a DPDK run
- * needs its own port configuration: tests/vipl_accept/accept_dpdk.sh); --delay-b starts
- * peer B that much later (a net_memif client cannot start before the server's socket exists). */
+ * needs its own port configuration: tests/vipl_accept/accept_dpdk.sh); --b-after starts peer B
+ * once PATH exists, as a file or an abstract Unix socket (a net_memif client cannot start
+ * before the server's socket exists); a file at PATH is removed before A starts, so B waits
+ * for this A's socket, not a stale one. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +29,7 @@ struct va_opts {
 	const char *ip_a, *ip_b, *ns_a, *ns_b;
 	const char *env[2][VA_MAX_ENV]; /* [0]: peer A, [1]: peer B; "K=V" */
 	int n_env[2];
-	unsigned delay_b_ms;
+	const char *b_after; /* start B once this path exists */
 	char role;
 	int fd;
 	uint16_t port_a, port_b;
@@ -140,6 +143,42 @@ static int supervise(const char *scen, pid_t pid[2], unsigned timeout_s)
 	return rc;
 }
 
+/* A file at PATH, or a Unix socket bound to PATH in the abstract namespace (DPDK's memif
+ * binds there by default), as /proc/net/unix shows it: "@PATH" at the end of a line. */
+static bool path_exists(const char *path)
+{
+	if (access(path, F_OK) == 0)
+		return true;
+	FILE *f = fopen("/proc/net/unix", "r");
+	if (f == NULL)
+		return false;
+	char line[512];
+	size_t n = strlen(path);
+	bool found = false;
+	while (!found && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		size_t len = strlen(line);
+		found = len > n && line[len - n - 1] == '@' && strcmp(line + len - n, path) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Waits until PATH exists, A has exited, or VA_B_AFTER_MS has passed: B then starts anyway
+ * and the scenario itself reports what it could not reach. */
+#define VA_B_AFTER_MS 10000
+static void wait_for_path(const char *path, pid_t a)
+{
+	long long deadline = va_now_ms() + VA_B_AFTER_MS;
+	while (!path_exists(path) && va_now_ms() < deadline) {
+		siginfo_t info = { 0 };
+		/* WNOWAIT: A's status stays for supervise() */
+		if (waitid(P_PID, (id_t)a, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == a)
+			return;
+		va_sleep_ms(10);
+	}
+}
+
 static int drive(const struct va_opts *o, const struct va_scenario *s)
 {
 	int sv[2];
@@ -152,11 +191,13 @@ static int drive(const struct va_opts *o, const struct va_scenario *s)
 	       o->ns_a ? " in " : "", o->ns_a ? o->ns_a : "", o->ip_b, pb,
 	       o->ns_b ? " in " : "", o->ns_b ? o->ns_b : "");
 	fflush(stdout);
+	if (o->b_after)
+		unlink(o->b_after);
 	pid_t pid[2] = { 0, 0 };
 	pid[0] = spawn(o, s->name, 'A', sv[0], sv[1], pa, pb);
 	if (s->b) {
-		if (o->delay_b_ms > 0)
-			va_sleep_ms(o->delay_b_ms);
+		if (o->b_after)
+			wait_for_path(o->b_after, pid[0]);
 		pid[1] = spawn(o, s->name, 'B', sv[1], sv[0], pa, pb);
 	}
 	close(sv[0]);
@@ -184,7 +225,7 @@ static int run_peer(const struct va_opts *o, const char *scen)
 static int usage(void)
 {
 	fprintf(stderr, "usage: vipl_accept [--ip-a IP --ip-b IP] [--ns-a NS --ns-b NS] "
-			"[--env-a K=V]... [--env-b K=V]... [--delay-b MS] SCENARIO... | --list\n");
+			"[--env-a K=V]... [--env-b K=V]... [--b-after PATH] SCENARIO... | --list\n");
 	return 2;
 }
 
@@ -216,13 +257,7 @@ int main(int argc, char **argv)
 		else if (strcmp(k, "--fd") == 0) o.fd = atoi(v);
 		else if (strcmp(k, "--port-a") == 0) o.port_a = (uint16_t)atoi(v);
 		else if (strcmp(k, "--port-b") == 0) o.port_b = (uint16_t)atoi(v);
-		else if (strcmp(k, "--delay-b") == 0) {
-			char *end;
-			unsigned long ms = strtoul(v, &end, 10);
-			if (*end != '\0' || ms > 60000) /* a delay past any scenario's deadline */
-				return usage();
-			o.delay_b_ms = (unsigned)ms;
-		}
+		else if (strcmp(k, "--b-after") == 0) o.b_after = v;
 		else return usage();
 	}
 	if (i >= argc)
