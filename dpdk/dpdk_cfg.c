@@ -214,7 +214,10 @@ static int set_memif_csum(struct dpdk_cfg *c, const char *v, char *why, size_t w
 
 static int set_link_wait(struct dpdk_cfg *c, const char *v, char *why, size_t wl)
 {
-	return parse_u32(v, 0, 60000, &c->link_wait_ms, why, wl);
+	int rc = parse_u32(v, 0, 60000, &c->link_wait_ms, why, wl);
+
+	c->link_wait_set = rc == 0;
+	return rc;
 }
 
 static const struct {
@@ -230,6 +233,11 @@ static const struct {
 	{ "memif_csum", set_memif_csum },
 };
 #define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
+
+uint32_t dpdk_cfg_link_wait_ms(const struct dpdk_cfg *c, bool memif_server)
+{
+	return memif_server && !c->link_wait_set ? 0 : c->link_wait_ms;
+}
 
 void dpdk_cfg_defaults(struct dpdk_cfg *c)
 {

@@ -2,7 +2,9 @@
 #ifndef DPDK_CFG_INT_H
 #define DPDK_CFG_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dpdk_port.h"
 
@@ -23,5 +25,8 @@ int dpdk_cfg_set(struct dpdk_cfg *c, const char *key, const char *val, const cha
 		    char *err, size_t errlen);
 int dpdk_cfg_apply_text(struct dpdk_cfg *c, const char *text, char *err, size_t errlen);
 int dpdk_cfg_check(const struct dpdk_cfg *c, char *err, size_t errlen);
+/* How long a port's open waits for its link: link_wait_ms, but 0 for a memif server unless
+ * link_wait_ms was given (D161). */
+uint32_t dpdk_cfg_link_wait_ms(const struct dpdk_cfg *c, bool memif_server);
 
 #endif

@@ -308,10 +308,13 @@ void dpdk_port_link_watch(struct dpdk_port *p, uint64_t now)
 /* memif has no link until its peer connects, af_packet follows the interface: a SYN sent
  * before that is lost and costs the engine a 1 s RTO. Wait up to link_wait_ms, polling every
  * millisecond (ring and pcap are up at once); still down is no error, the peer may come
- * later (a memif server waits for its client). A PMD that cannot tell is not waited for. */
+ * later. A memif server waits only when link_wait_ms is given: its client is another process
+ * that usually starts after it, so the wait would only hold back the server's listener
+ * (D161). A PMD that cannot tell is not waited for. */
 static void port_link_wait(struct dpdk_port *p)
 {
-	uint64_t end = dpdk_port_now_ns() + (uint64_t)p->cfg.link_wait_ms * 1000000u, now;
+	uint32_t wait_ms = dpdk_cfg_link_wait_ms(&p->cfg, p->memif_server);
+	uint64_t end = dpdk_port_now_ns() + (uint64_t)wait_ms * 1000000u, now;
 	struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000L };
 
 	if (p->memif_client)
@@ -400,6 +403,7 @@ static int port_setup(struct dpdk_port *p, struct net_if_cfg *nc, char *err, siz
 		if (rc != 0)
 			return rc;
 		p->memif_client = dpdk_memif_is_client(port_devargs(&di));
+		p->memif_server = !p->memif_client;
 		p->guarded = dpdk_fault_install() == 0;
 	}
 	port_offloads(p, &di, &conf, nc);

@@ -56,6 +56,7 @@ struct dpdk_port {
 	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
 	bool link_up;                  /* at the last look (port_link_watch) */
 	bool memif_client;             /* the link is ours to bring up again (port_link_watch) */
+	bool memif_server;             /* the link comes when a client connects (port_link_wait) */
 	bool guarded;                  /* memif: bursts under dpdk_fault (peer disconnect) */
 	uint64_t link_look_ns;         /* next look at the link */
 	uint64_t link_settle_ns;       /* memif client: a connected start's grace (port_link_next) */

@@ -63,8 +63,8 @@ perf_pair() {
 		"$prog" -R -p 18515 "$@" >"$T/$name.srv" 2>&1 &
 	sp=$!
 	PIDS+=("$sp")
-	# EAL start, the memif link wait (link_wait_ms, 2 s) and rdma_listen: a DPDK listener is
-	# invisible to ss, and a client arriving during the link wait is refused (docs/dropin.md)
+	# EAL start, the port open and rdma_listen: a DPDK listener is invisible to ss, and a
+	# client arriving before it listens is refused (docs/dropin.md)
 	sleep 3
 	LD_LIBRARY_PATH=$T SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_EAL="-l $C1 $eal,role=client" \
 		SOFTRNIC_DPDK_IP=198.51.100.2/24 timeout -k 2 120 taskset -c "$C1" \

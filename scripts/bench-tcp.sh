@@ -142,7 +142,7 @@ rdma_pair() {
 		>"$T/$name.srv" 2>&1 &
 	local sp=$!
 	PIDS+=("$sp")
-	sleep 3   # the server's port open waits for the memif link (link_wait_ms) before it listens
+	sleep 3   # EAL start and the port open come before the listener (invisible to ss)
 	env "$@" SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_EAL="$eal,role=client" \
 		SOFTRNIC_DPDK_IP=198.51.100.2/24 \
 		timeout -k 2 60 taskset -c "$C1" "$P" $args -p 7471 -T 50 198.51.100.1 \

@@ -80,8 +80,8 @@ ninja -C "$B" -j2 "${trainers[@]}" >"$T/ninja.log" 2>&1 || { tail -20 "$T/ninja.
 
 # pair NAME SERVER-ENV... -- CLIENT-ENV... -- 'SERVER CMD' 'CLIENT CMD': one trainer on each
 # core, the client once the server listens, both bounded by 90 s. softrnic-tcp says when it
-# listens; softrnic-perf says "Waiting for client" before it opens the port, which on memif
-# waits up to link_wait_ms (2 s) for a link that needs the client: 3 s more, as bench-tcp.sh.
+# listens; softrnic-perf says "Waiting for client" before it starts EAL and opens the port,
+# which comes before its listener: 3 s more, as bench-tcp.sh.
 pair() {
 	local name=$1 senv=() cenv=()
 	shift

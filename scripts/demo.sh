@@ -111,9 +111,11 @@ dpdk_run() { # ROLE IP, then the program and its arguments (bounded to 30 s)
   timeout 30 env SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_IP="$ip/24" \
     "SOFTRNIC_DPDK_EAL=--no-huge -m 256 --vdev=net_memif0,role=$role,socket=$ddir/memif.sock" "$@"
 }
-start_server dpdk_run server 198.51.100.1 "$RPING" -s -a 198.51.100.1 -p 7474 -V \
-  2>"$ddir/server.err"
-sleep 3   # no kernel socket to wait for; the server's port open waits up to 2 s for the memif link
+# A DPDK listener has no kernel socket to wait for: the server logs its listening port to
+# SOFTRNIC_DPDK_LISTEN_LOG; the wait ends there, or after 10 s (the client then reports).
+start_server dpdk_run server 198.51.100.1 env SOFTRNIC_DPDK_LISTEN_LOG="$ddir/listen.log" \
+  "$RPING" -s -a 198.51.100.1 -p 7474 -V 2>"$ddir/server.err"
+for _ in $(seq 100); do [ -s "$ddir/listen.log" ] && break; sleep 0.1; done
 t0=$(now_ms)
 rc=0
 dpdk_run client 198.51.100.2 "$RPING" -c -a 198.51.100.1 -p 7474 -C "$COUNT" -S "$SIZE" -V \

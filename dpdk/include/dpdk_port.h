@@ -19,8 +19,9 @@
  *   tx_mbufs mbufs in the transmit pool, everything the engine allocates (headers, send
  *           queue copies, clones); default: enough for 4096 connections x sndbuf, at most
  *           65535, and no more than fits in EAL's free memory (docs/dpdk.md)
- *   link_wait_ms  how long an open waits for the link to come up (default 2000; memif's
- *           server has none until a client connects: the open returns anyway)
+ *   link_wait_ms  how long an open waits for the link to come up (default 2000, but 0 for a
+ *           memif server: it has no link until a client process connects, and that
+ *           process usually starts after it; given explicitly, it holds for every port)
  * EAL can start once per process; a second open of the same configuration returns the same
  * port (reference counted).
  *
@@ -54,6 +55,7 @@ struct dpdk_cfg {
 	uint32_t nb_mbufs;    /* key mbufs (receive pool); 0 = default (fewer above MTU 9000) */
 	uint32_t nb_tx_mbufs; /* key tx_mbufs (transmit pool); 0 = sized at open */
 	uint32_t link_wait_ms; /* key link_wait_ms; 0 = do not wait */
+	bool link_wait_set;   /* link_wait_ms was given (else a memif server does not wait) */
 	bool tx_refs;         /* key tx_refs: zero-copy transmit of RDMA payload (off) */
 	bool memif_csum_off;  /* key memif_csum = off: a memif link without TCP checksums */
 };

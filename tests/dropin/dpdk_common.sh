@@ -76,10 +76,9 @@ dd_start_server() {
 		on_a timeout "$PROG_TIMEOUT" "$@"
 	) >"$f" 2>&1 &
 	SERVER_PID=$!
-	# A memif port waits up to link_wait_ms (2 s by default, dpdk_cfg) for its peer
-	# before rdma_listen registers the listener; a client arriving in that window links the
-	# port and is refused (RST: no listener yet). So memif servers get 3 s. ASan builds
-	# start (EAL, the libraries' init) several times slower: 3 s more.
+	# The wait ends when the server's listener is logged (dpdk_head_start); its bound covers
+	# EAL start and the port open, 3 s on memif (a port of its own per side), 3 s more under
+	# ASan (EAL and the libraries' init start several times slower).
 	w=2
 	[ "$DD_LINK" = memif ] && w=3
 	[ -n "${asan:-}" ] && w=$((w + 3))

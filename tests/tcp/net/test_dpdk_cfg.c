@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "dpdk_cfg_int.h"
 #include "dpdk_port.h"
 
 static uint32_t ip4(const char *s)
@@ -67,6 +68,7 @@ static void test_good(void **state)
 	assert_int_equal(c.nb_mbufs, 4095);
 	assert_int_equal(c.nb_tx_mbufs, 65536);
 	assert_int_equal(c.link_wait_ms, 0);
+	assert_true(c.link_wait_set);
 	assert_true(c.tx_refs);
 	assert_true(c.memif_csum_off);
 }
@@ -88,6 +90,14 @@ static void test_defaults_and_netmask(void **state)
 	assert_int_equal(c.nap_us, 50);
 	assert_int_equal(c.nb_tx_mbufs, 0); /* sized at open */
 	assert_int_equal(c.link_wait_ms, 2000);
+	assert_false(c.link_wait_set);
+	/* a memif server does not wait for its client unless told to */
+	assert_int_equal(dpdk_cfg_link_wait_ms(&c, false), 2000);
+	assert_int_equal(dpdk_cfg_link_wait_ms(&c, true), 0);
+	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nlink_wait_ms = 500", err,
+					sizeof(err)), 0);
+	assert_int_equal(dpdk_cfg_link_wait_ms(&c, true), 500);
+	assert_int_equal(dpdk_cfg_link_wait_ms(&c, false), 500);
 	assert_false(c.tx_refs);
 	assert_false(c.memif_csum_off);
 	assert_int_equal(c.cc, TCP_CC_NEWRENO);
