@@ -608,7 +608,7 @@ static const enum rn_post_policy post_rules[RN_QPS_COUNT][2] = {
 	[RN_QPS_IDLE] = { RN_POST_HOLD, RN_POST_HOLD },
 	[RN_QPS_RTS] = { RN_POST_PROCESS, RN_POST_PROCESS },
 	[RN_QPS_CLOSING] = { RN_POST_ABORT, RN_POST_FLUSH },
-	[RN_QPS_TERMINATE] = { RN_POST_REJECT, RN_POST_REJECT },
+	[RN_QPS_TERMINATE] = { RN_POST_HOLD, RN_POST_HOLD },   /* D35: flushed on entering Error */
 	[RN_QPS_ERROR] = { RN_POST_REJECT, RN_POST_REJECT },
 };
 

@@ -683,7 +683,7 @@ static void test_posting_rules(void **state)
 {
 	static const enum rn_post_policy want[RN_QPS_COUNT][2] = {
 		{ RN_POST_HOLD, RN_POST_HOLD }, { RN_POST_PROCESS, RN_POST_PROCESS },
-		{ RN_POST_ABORT, RN_POST_FLUSH }, { RN_POST_REJECT, RN_POST_REJECT },
+		{ RN_POST_ABORT, RN_POST_FLUSH }, { RN_POST_HOLD, RN_POST_HOLD },
 		{ RN_POST_REJECT, RN_POST_REJECT },
 	};
 	static const enum rn_qp_input posted[2] = { RN_QPI_SQ_POSTED, RN_QPI_RQ_POSTED };

@@ -171,6 +171,41 @@ static void test_error_post_flush(void **state)
 	assert_int_equal(wc[0].status, IBV_WC_WR_FLUSH_ERR);
 }
 
+/* ---- 3b. posts while the QP is in Terminate (SQE) are held, then flushed ------------ */
+
+/* fio's rdma engine (verb=send) re-posts a Receive after its peer's Send found none: the QP
+ * is then in Terminate, waiting for the LLP close. Such a post must not fail (EINVAL with no
+ * completion left fio waiting forever): it is queued and completes as flushed, after the
+ * WRs already posted, once the QP reaches Error. */
+static void test_terminate_post_flush(void **state)
+{
+	struct pair *p = *state;
+	struct side *b = &p->b;
+	struct ibv_wc wc[16];
+	struct ibv_sge sge = { (uintptr_t)b->buf, 8, b->mr->lkey };
+	struct ibv_recv_wr r0 = { .wr_id = 90, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr r1 = { .wr_id = 91, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_send_wr s1 = { .wr_id = 92, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_recv_wr *rbad = NULL;
+	struct ibv_send_wr *sbad = NULL;
+
+	assert_int_equal(ibv_post_recv(b->qp, &r0, &rbad), 0);
+	assert_int_equal(tv_modify_state(b->qp, IBV_QPS_SQE), 0);
+	/* the close has not finished: still Terminate (SQE) */
+	assert_int_equal(qp_state(b->qp), IBV_QPS_SQE);
+	assert_int_equal(ibv_post_recv(b->qp, &r1, &rbad), 0);
+	assert_int_equal(ibv_post_send(b->qp, &s1, &sbad), 0);
+	assert_true(wait_state(b->qp, IBV_QPS_ERR));
+	int n = drain(b->cq, wc, 16);
+	int seen = 0;
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(wc[i].status, IBV_WC_WR_FLUSH_ERR);
+		seen |= 1 << (wc[i].wr_id - 90);
+	}
+	assert_int_equal(seen, 7);
+}
+
 /* ---- 4. inline sends up to the device maximum, whatever the QP asked ------------------ */
 
 static void test_inline_device_max(void **state)
@@ -366,6 +401,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_error_post_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_terminate_post_flush, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inline_device_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fresh_qp_state, tv_setup, tv_teardown),
 		cmocka_unit_test_setup_teardown(test_gid_as_siw, tv_setup, tv_teardown),
