@@ -541,14 +541,19 @@ int rn_comp_channel_get(struct rn_comp_channel *ch, struct rn_cq **cq, void **co
 
 	if (timeout_ms > 0)
 		dl = rn_deadline(timeout_ms);
+	/* sleep in poll() on the eventfd, not on ch->cond: a signal must end the wait with
+	 * EINTR, as it ends libibverbs' read() of the channel fd */
 	pthread_mutex_lock(&ch->lock);
-	while (!ch->first && rc == 0)
-		rc = rn_cond_wait(&ch->cond, &ch->lock, timeout_ms, &dl);
+	while (!ch->first && rc == 0) {
+		pthread_mutex_unlock(&ch->lock);
+		rc = rn_efd_wait(ch->efd, timeout_ms, &dl);
+		pthread_mutex_lock(&ch->lock);
+	}
 	if (ch->first)
 		got = channel_take_locked(ch);
 	pthread_mutex_unlock(&ch->lock);
 	if (!got)
-		return EAGAIN;
+		return rc == EINTR ? EINTR : EAGAIN;
 	*cq = got;
 	if (context)
 		*context = got->context;

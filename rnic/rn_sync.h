@@ -82,4 +82,32 @@ static inline void rn_efd_clear(int fd)
 	while (n < 0 && errno == EINTR);
 }
 
+/* Sleep until the eventfd is readable, as a blocking read() of the fd would in libibverbs:
+ * timeout_ms < 0 waits unbounded, 0 never waits, > 0 until *dl. Returns 0 (readable, or
+ * re-check), ETIMEDOUT, or EINTR when a signal handler ran: a pthread condvar wait is
+ * never interrupted, so an application whose SIGALRM handler sets a "stop" flag (qperf)
+ * would sleep on forever. Call without the lock; callers re-check their predicate. */
+static inline int rn_efd_wait(int fd, int timeout_ms, const struct timespec *dl)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int ms = -1;
+
+	if (timeout_ms == 0)
+		return ETIMEDOUT;
+	if (timeout_ms > 0) {
+		struct timespec now;
+		long long left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (long long)(dl->tv_sec - now.tv_sec) * 1000 +
+		       (dl->tv_nsec - now.tv_nsec) / 1000000;
+		if (left <= 0)
+			return ETIMEDOUT;
+		ms = left > 0x7fffffff ? 0x7fffffff : (int)left;
+	}
+	if (poll(&p, 1, ms) < 0)
+		return errno == EINTR ? EINTR : 0;
+	return 0;
+}
+
 #endif

@@ -105,14 +105,15 @@ uint64_t rn_cq_overflows(struct rn_cq *cq);
 void *rn_cq_context(const struct rn_cq *cq);
 
 /* Completion channel: one eventfd shared by any number of CQs (ibv_comp_channel).
- * These calls return errno values (0, ENOMEM, EBUSY, EAGAIN) as libibverbs does. */
+ * These calls return errno values (0, ENOMEM, EBUSY, EAGAIN, EINTR) as libibverbs does. */
 int rn_comp_channel_create(struct rn_comp_channel **out);
 /* EBUSY while a CQ still uses the channel. */
 int rn_comp_channel_destroy(struct rn_comp_channel *ch);
 /* Readable (POLLIN) while an event is waiting to be taken. Do not read it yourself. */
 int rn_comp_channel_fd(const struct rn_comp_channel *ch);
 /* Take one event: which CQ fired and its context. timeout_ms: 0 = no wait, < 0 = forever.
- * 0 or EAGAIN. Each event taken must be acked with rn_cq_ack_events. */
+ * 0, EAGAIN, or EINTR if a signal handler ran while it waited (libibverbs' read() of the
+ * channel fd). Each event taken must be acked with rn_cq_ack_events. */
 int rn_comp_channel_get(struct rn_comp_channel *ch, struct rn_cq **cq, void **context,
 			int timeout_ms);
 void rn_cq_ack_events(struct rn_cq *cq, uint32_t n);
