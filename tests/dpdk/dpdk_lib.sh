@@ -13,6 +13,15 @@
 #                             ends own 198.51.100.x); exit 77 when namespaces cannot be made
 #                             (not root). On every exit the server is killed first, then the
 #                             namespaces are removed.
+#   dpdk_netns_kernel_view    after dpdk_netns, for programs that find their RNIC's address
+#                             among the kernel's interfaces and talk out of band over kernel
+#                             TCP (libfabric's verbs provider, Open MPI's runtime): the kernel
+#                             gets 198.51.100.1/32 on veth-a and .2/32 on veth-b (the DPDK
+#                             ports' addresses, which it must never answer for: rp_filter
+#                             drops what arrives there, as no route leads back, and
+#                             arp_ignore=8 keeps it from answering ARP), and a second veth
+#                             pair, ctl-a 198.51.100.129/25 and ctl-b .130/25, for the
+#                             out-of-band traffic (DPDK_CTL_A / DPDK_CTL_B)
 # Run a program over DPDK with:
 #   env SOFTRNIC_TRANSPORT=dpdk "$(dpdk_eal server "$(memif_vdev server)")" \
 #       SOFTRNIC_DPDK_IP=198.51.100.1/24 PROGRAM ...
@@ -69,6 +78,8 @@ dpdk_head_start() {
 
 DPDK_NS_A=
 DPDK_NS_B=
+DPDK_CTL_A=198.51.100.129
+DPDK_CTL_B=198.51.100.130
 dpdk_ns_cleanup() {
 	[ -n "$DPDK_NS_A" ] && ip netns del "$DPDK_NS_A" 2>/dev/null
 	[ -n "$DPDK_NS_B" ] && ip netns del "$DPDK_NS_B" 2>/dev/null
@@ -95,4 +106,19 @@ dpdk_netns() { # TAG
 	done
 	ip -n "$DPDK_NS_A" link set veth-a up || fail "veth-a up"
 	ip -n "$DPDK_NS_B" link set veth-b up || fail "veth-b up"
+}
+
+dpdk_netns_kernel_view() {
+	ip -n "$DPDK_NS_A" link add ctl-a type veth peer name ctl-b netns "$DPDK_NS_B" ||
+		fail "ctl veth pair"
+	for side in "$DPDK_NS_A a 1 $DPDK_CTL_A" "$DPDK_NS_B b 2 $DPDK_CTL_B"; do
+		# shellcheck disable=SC2086
+		set -- $side
+		ip netns exec "$1" sysctl -qw net.ipv4.conf.all.rp_filter=1 \
+			"net.ipv4.conf.veth-$2.rp_filter=1" "net.ipv4.conf.veth-$2.arp_ignore=8" ||
+			fail "sysctl in $1"
+		ip -n "$1" addr add "198.51.100.$3/32" dev "veth-$2" || fail "address on veth-$2"
+		ip -n "$1" addr add "$4/25" dev "ctl-$2" || fail "address on ctl-$2"
+		ip -n "$1" link set "ctl-$2" up || fail "ctl-$2 up"
+	done
 }

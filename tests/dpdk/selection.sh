@@ -28,8 +28,9 @@ expect_fail "bad vdev" "DPDK transport unavailable: .*net_bogus0" \
 expect_fail "bad address" "SOFTRNIC_DPDK_IP" \
 	"SOFTRNIC_DPDK_EAL=--no-huge -m 256 --vdev=net_bogus0" SOFTRNIC_DPDK_IP=300.1.2.3/24 \
 	"$RPING" -s -a 198.51.100.1 -p 7901
-# The port opens (EAL runs), but 127.0.0.1 is the kernel's, not the port's.
-expect_fail "kernel address" "rdma_bind_addr: Cannot assign requested address" \
+# The port opens (EAL runs), but it has no loopback: 127.0.0.1 binds (libfabric binds it to
+# find the devices' addresses) and cannot listen.
+expect_fail "kernel address" "rdma_listen: Cannot assign requested address" \
 	"$(dpdk_eal server "$(memif_vdev server)")" SOFTRNIC_DPDK_IP=198.51.100.1/24 \
 	"$RPING" -s -a 127.0.0.1 -p 7901
 dpdk_skip_if_no_eal "$DPDK_DIR/out"

@@ -330,8 +330,8 @@ RCM_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
 	/* the listener rdma_bind_addr opened (rcm_id.c take_port): kernel sockets, or DPDK;
 	 * its backlog is RCM_BIND_BACKLOG, ours is kept below */
 	struct rn_conn *l = r->conn;
-	if (l == NULL)
-		return rcm_err(EINVAL);
+	if (l == NULL) /* bound to loopback on DPDK (rcm_id.c loopback_on_dpdk) */
+		return rcm_err(EADDRNOTAVAIL);
 	socklen_t len = sizeof(id->route.addr.src_storage);
 	(void)rn_conn_local_addr(l, src, &len); /* as the transport reports it */
 	pthread_mutex_lock(&rcm_lock);

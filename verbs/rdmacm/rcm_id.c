@@ -35,6 +35,15 @@ static bool is_loopback(const struct sockaddr *sa)
 	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
+/* A DPDK port has no loopback. Binding 127.0.0.1 there still succeeds, as librdmacm's does
+ * (it binds the id to a device), because programs bind it to learn their devices' addresses
+ * (libfabric's verbs provider asks rdma_getaddrinfo for "localhost" and binds that, then
+ * takes the addresses of the interfaces); nothing can listen or connect on it. */
+static bool loopback_on_dpdk(const struct sockaddr *sa)
+{
+	return softrnic_transport_selected() == SOFTRNIC_TRANSPORT_DPDK && is_loopback(sa);
+}
+
 static uint16_t *port_of(struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
@@ -193,9 +202,14 @@ RCM_EXPORT int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	struct rcm_id *r = rcm_id_of(id);
 	if (r->state != RCM_IDLE)
 		return rcm_err(EINVAL);
-	int rc = check_local(addr);
-	if (rc == 0)
-		rc = take_port(r, addr);
+	int rc = 0;
+	if (loopback_on_dpdk(addr)) {
+		set_src(r, addr); /* no port taken: rdma_listen says EADDRNOTAVAIL */
+	} else {
+		rc = check_local(addr);
+		if (rc == 0)
+			rc = take_port(r, addr);
+	}
 	if (rc != 0)
 		return rcm_err(-rc);
 	r->state = RCM_BOUND;
