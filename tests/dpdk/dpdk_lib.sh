@@ -21,7 +21,8 @@
 #                             drops what arrives there, as no route leads back, and
 #                             arp_ignore=8 keeps it from answering ARP), and a second veth
 #                             pair, ctl-a 198.51.100.129/25 and ctl-b .130/25, for the
-#                             out-of-band traffic (DPDK_CTL_A / DPDK_CTL_B)
+#                             out-of-band traffic (DPDK_CTL_A / DPDK_CTL_B); its two halves
+#                             are dpdk_kernel_addr NS IFACE IP and dpdk_netns_ctl
 # Run a program over DPDK with:
 #   env SOFTRNIC_TRANSPORT=dpdk "$(dpdk_eal server "$(memif_vdev server)")" \
 #       SOFTRNIC_DPDK_IP=198.51.100.1/24 PROGRAM ...
@@ -108,17 +109,26 @@ dpdk_netns() { # TAG
 	ip -n "$DPDK_NS_B" link set veth-b up || fail "veth-b up"
 }
 
-dpdk_netns_kernel_view() {
+# dpdk_kernel_addr NS IFACE IP: the kernel lists IP/32 on IFACE (a DPDK port's address on
+# the interface the port uses) and never answers for it
+dpdk_kernel_addr() {
+	ip netns exec "$1" sysctl -qw net.ipv4.conf.all.rp_filter=1 \
+		"net.ipv4.conf.$2.rp_filter=1" "net.ipv4.conf.$2.arp_ignore=8" || fail "sysctl in $1"
+	ip -n "$1" addr add "$3/32" dev "$2" || fail "address on $2 in $1"
+}
+
+# dpdk_netns_ctl: the second veth pair, ctl-a DPDK_CTL_A/25 and ctl-b DPDK_CTL_B/25
+dpdk_netns_ctl() {
 	ip -n "$DPDK_NS_A" link add ctl-a type veth peer name ctl-b netns "$DPDK_NS_B" ||
 		fail "ctl veth pair"
-	for side in "$DPDK_NS_A a 1 $DPDK_CTL_A" "$DPDK_NS_B b 2 $DPDK_CTL_B"; do
-		# shellcheck disable=SC2086
-		set -- $side
-		ip netns exec "$1" sysctl -qw net.ipv4.conf.all.rp_filter=1 \
-			"net.ipv4.conf.veth-$2.rp_filter=1" "net.ipv4.conf.veth-$2.arp_ignore=8" ||
-			fail "sysctl in $1"
-		ip -n "$1" addr add "198.51.100.$3/32" dev "veth-$2" || fail "address on veth-$2"
-		ip -n "$1" addr add "$4/25" dev "ctl-$2" || fail "address on ctl-$2"
-		ip -n "$1" link set "ctl-$2" up || fail "ctl-$2 up"
-	done
+	ip -n "$DPDK_NS_A" addr add "$DPDK_CTL_A/25" dev ctl-a || fail "address on ctl-a"
+	ip -n "$DPDK_NS_B" addr add "$DPDK_CTL_B/25" dev ctl-b || fail "address on ctl-b"
+	ip -n "$DPDK_NS_A" link set ctl-a up || fail "ctl-a up"
+	ip -n "$DPDK_NS_B" link set ctl-b up || fail "ctl-b up"
+}
+
+dpdk_netns_kernel_view() {
+	dpdk_kernel_addr "$DPDK_NS_A" veth-a 198.51.100.1
+	dpdk_kernel_addr "$DPDK_NS_B" veth-b 198.51.100.2
+	dpdk_netns_ctl
 }
