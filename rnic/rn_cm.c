@@ -801,7 +801,12 @@ void rn_cm_destroy(struct rn_cm *cm)
 	if (cm == NULL)
 		return;
 	if (cm->conn != NULL) {
-		if (cm->state == RN_CM_ESTABLISHED)
+		/* A Reject or Terminate still queued goes out before a graceful close, as siw's
+		 * (sent before its reject call returns): consumers destroy right after rejecting
+		 * (rdma_reject + rdma_destroy_id), and an abort would turn the peer's
+		 * ECONNREFUSED and its private data into a bare reset. */
+		if (cm->state == RN_CM_ESTABLISHED ||
+		    (cm->state == RN_CM_SEND_REJECT && flush(cm) == 0))
 			rn_conn_close(cm->conn);
 		else
 			rn_conn_abort(cm->conn);

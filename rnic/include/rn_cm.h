@@ -155,7 +155,7 @@ struct rn_cm_handoff {
 int rn_cm_handoff(struct rn_cm *cm, struct rn_cm_handoff *h);
 
 /* Release the CM; a connection still owned is reset (abortive close) unless setup finished
- * normally (then closed). */
+ * normally or a queued Reject / Terminate could be sent now (then closed). */
 void rn_cm_destroy(struct rn_cm *cm);
 
 #endif

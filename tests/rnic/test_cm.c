@@ -12,7 +12,7 @@
 
 #include "test_cm_peer.h"
 
-enum srv_action { SRV_ACCEPT, SRV_REJECT, SRV_IGNORE };
+enum srv_action { SRV_ACCEPT, SRV_REJECT, SRV_REJECT_DESTROY, SRV_IGNORE };
 
 struct side {
 	/* in */
@@ -81,6 +81,13 @@ static void *server(void *arg)
 	}
 	if (rn_cm_wait(cm, T_WAIT_MS) == RN_CM_WAIT_ACCEPT) {
 		const char *pd = s->pd ? s->pd : "";
+		if (s->act == SRV_REJECT_DESTROY) {
+			/* rdma_reject + rdma_destroy_id: no progress between the two */
+			s->err = rn_cm_reject(cm, pd, strlen(pd));
+			rn_cm_destroy(cm);
+			s->state = RN_CM_REJECTED;
+			return NULL;
+		}
 		if (s->act == SRV_ACCEPT)
 			rn_cm_accept(cm, pd, strlen(pd));
 		else if (s->act == SRV_REJECT)
@@ -335,6 +342,23 @@ static void test_reject_with_pd(void **state)
 	assert_memory_equal(p.cli.peer_pd, p.srv.pd, p.cli.peer_pd_len);
 }
 
+/* Destroyed at once after the reject (cmtime, rdma_get_request's failure path): the Reject
+ * and its private data still reach the initiator, which sees a refusal, not a reset. */
+static void test_reject_then_destroy(void **state)
+{
+	(void)state;
+	struct pair p;
+	init_pair(&p);
+	p.srv.act = SRV_REJECT_DESTROY;
+	p.srv.pd = "gone already";
+	run(&p);
+	assert_int_equal(p.srv.err, 0);
+	assert_int_equal(p.cli.state, RN_CM_REJECTED);
+	assert_int_equal(p.cli.err, -ECONNREFUSED);
+	assert_int_equal(p.cli.peer_pd_len, strlen(p.srv.pd));
+	assert_memory_equal(p.cli.peer_pd, p.srv.pd, p.cli.peer_pd_len);
+}
+
 static void test_max_pd(void **state)
 {
 	(void)state;
@@ -441,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_markers_wanted_by_responder),
 		cmocka_unit_test(test_no_matching_rtr),
 		cmocka_unit_test(test_reject_with_pd),
+		cmocka_unit_test(test_reject_then_destroy),
 		cmocka_unit_test(test_max_pd),
 		cmocka_unit_test(test_pd_over_peer_limit),
 		cmocka_unit_test(test_accept_timeout),
