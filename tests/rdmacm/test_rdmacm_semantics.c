@@ -1,6 +1,7 @@
 /* librdmacm calls as rdma-core 44 (Debian 12) answers them for the programs that use them:
  * rdma_getaddrinfo from hints only (libfabric's verbs provider), the port assigned at bind
- * (qperf), the device's default PD on a bound id (rdma_reg_msgs). */
+ * (qperf), the device's default PD on a bound id (rdma_reg_msgs), XRC endpoints failing at
+ * QP creation (rdma_xserver / rdma_xclient -c x). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -261,6 +262,67 @@ static void test_loopback_bind(void **state)
 	assert_int_equal(rdma_destroy_id(id), 0);
 }
 
+/* ---- XRC endpoints (rdma_xserver / rdma_xclient -c x) fail where they fail on siw ------ */
+
+/* librdmacm takes any port space and QP type in the hints; on Linux siw the endpoint fails
+ * at QP creation (siw_create_qp: only RC, EOPNOTSUPP). The passive side binds and listens
+ * and fails when a request asks for its XRC receive QP; the requester is rejected. */
+static void test_xrc_endpoints(void **state)
+{
+	struct rdma_addrinfo *res;
+	struct rdma_cm_id *id, *lis, *req = NULL;
+
+	(void)state;
+	struct rdma_addrinfo xh = { .ai_port_space = RDMA_PS_IB, .ai_qp_type = IBV_QPT_XRC_SEND };
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "7321", &xh, &res), 0);
+	assert_int_equal(res->ai_port_space, RDMA_PS_IB);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_XRC_SEND);
+	assert_non_null(res->ai_dst_addr);
+	struct ibv_qp_init_attr qa = { .cap = { .max_send_wr = 1, .max_send_sge = 1 },
+				       .sq_sig_all = 1 };
+	errno = 0;
+	assert_int_equal(rdma_create_ep(&id, res, NULL, &qa), -1);
+	assert_int_equal(errno, EOPNOTSUPP);
+	rdma_freeaddrinfo(res);
+
+	struct rdma_addrinfo ph = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_IB,
+				    .ai_qp_type = IBV_QPT_XRC_RECV };
+	assert_int_equal(rdma_getaddrinfo("127.0.0.1", "0", &ph, &res), 0);
+	assert_int_equal(res->ai_qp_type, IBV_QPT_XRC_RECV);
+	struct ibv_qp_init_attr ra = { .cap = { .max_recv_wr = 1, .max_recv_sge = 1 } };
+	assert_int_equal(rdma_create_ep(&lis, res, NULL, &ra), 0);
+	rdma_freeaddrinfo(res);
+	assert_int_equal(rdma_listen(lis, 1), 0);
+
+	/* an RC requester (rdma_xclient -c r) */
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *cli;
+	struct sockaddr_in dst = t_addr4("127.0.0.1", ntohs(rdma_get_src_port(lis)));
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &cli, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(cli, NULL, (struct sockaddr *)&dst, 1000), 0);
+	assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED), 0);
+	assert_int_equal(rdma_resolve_route(cli, 1000), 0);
+	assert_int_equal(t_expect_ack(ch, RDMA_CM_EVENT_ROUTE_RESOLVED), 0);
+	struct ibv_qp_init_attr ca = { .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 },
+				       .qp_type = IBV_QPT_RC };
+	assert_int_equal(rdma_create_qp(cli, NULL, &ca), 0);
+	struct rdma_conn_param cp = { .initiator_depth = 1, .responder_resources = 1 };
+	assert_int_equal(rdma_connect(cli, &cp), 0);
+	errno = 0;
+	assert_int_equal(rdma_get_request(lis, &req), -1);
+	assert_int_equal(errno, EOPNOTSUPP);
+	assert_null(req);
+	struct rdma_cm_event *ev = t_expect(ch, RDMA_CM_EVENT_REJECTED);
+	assert_non_null(ev);
+	rdma_ack_cm_event(ev);
+	rdma_destroy_qp(cli);
+	assert_int_equal(rdma_destroy_id(cli), 0);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_ep(lis);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_bind_assigns_port),
 		cmocka_unit_test(test_bound_id_default_pd),
 		cmocka_unit_test(test_loopback_bind),
+		cmocka_unit_test(test_xrc_endpoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,17 +32,6 @@ RCM_EXPORT void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
-static int hints_ok(const struct rdma_addrinfo *h)
-{
-	if (h == NULL)
-		return 0;
-	if (h->ai_port_space != 0 && h->ai_port_space != RDMA_PS_TCP)
-		return -1;
-	if (h->ai_qp_type != 0 && h->ai_qp_type != IBV_QPT_RC)
-		return -1;
-	return 0;
-}
-
 /* Copy len octets of sa into *dst / *dst_len (0, or -1 when out of memory). */
 static int copy_addr(struct sockaddr **dst, socklen_t *dst_len, const struct sockaddr *sa,
 		     socklen_t len)
@@ -83,15 +72,16 @@ static int fill_from_hints(struct rdma_addrinfo *r, const struct rdma_addrinfo *
 }
 
 /* Returns 0, a getaddrinfo EAI_* code when the name does not resolve (as librdmacm does, for
- * gai_strerror), or -1 with errno. */
+ * gai_strerror), or -1 with errno. Any port space and QP type in the hints are taken and
+ * passed on, as librdmacm does: what the device cannot do fails where it would on Linux siw,
+ * at QP creation (rdma_xclient -c x: EOPNOTSUPP from rdma_create_ep), not here. */
 RCM_EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 				const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
 {
 	struct addrinfo gh = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	int rc = 0;
 
-	if (res == NULL || (node == NULL && service == NULL && hints == NULL) ||
-	    hints_ok(hints) != 0)
+	if (res == NULL || (node == NULL && service == NULL && hints == NULL))
 		return rcm_err(EINVAL);
 	if (hints != NULL) {
 		gh.ai_family = hints->ai_family;
@@ -159,6 +149,8 @@ RCM_EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 
 	if (id == NULL || res == NULL)
 		return rcm_err(EINVAL);
+	/* TCP whatever res's port space (rdma_xserver -c x asks RDMA_PS_IB): the kernel takes
+	 * any, and what an iWARP device lacks fails at QP creation, here as on siw. */
 	if (rdma_create_id(NULL, &cm_id, NULL, RDMA_PS_TCP) != 0)
 		return -1;
 	int rc = (res->ai_flags & RAI_PASSIVE) ? ep_passive(cm_id, res, pd, qp_init_attr)

@@ -69,8 +69,11 @@ RCM_EXPORT int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 		return rcm_err(EINVAL);
 	if (pd == NULL && (pd = rcm_dev_pd(id->verbs)) == NULL)
 		return rcm_err(ENOMEM);
-	if (pd->context != id->verbs || qp_init_attr->qp_type != IBV_QPT_RC)
+	if (pd->context != id->verbs)
 		return rcm_err(EINVAL);
+	/* librdmacm leaves the type to the device, which on siw refuses all but RC so */
+	if (qp_init_attr->qp_type != IBV_QPT_RC)
+		return rcm_err(EOPNOTSUPP);
 	struct rcm_id *r = rcm_id_of(id);
 	struct ibv_qp_init_attr a = *qp_init_attr;
 	int rc = create_cqs(r, &a);
