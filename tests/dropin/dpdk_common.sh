@@ -71,11 +71,7 @@ on_b() { on_side b $B "$@"; }
 dd_start_server() {
 	f=$1
 	shift
-	(
-		DD_EXEC=1
-		on_a timeout "$PROG_TIMEOUT" "$@"
-	) >"$f" 2>&1 &
-	SERVER_PID=$!
+	spawn_on_a "$f" "$@"
 	# The wait ends when the server's listener is logged (dpdk_head_start); its bound covers
 	# EAL start and the port open, 3 s on memif (a port of its own per side), 3 s more under
 	# ASan (EAL and the libraries' init start several times slower).

@@ -3,7 +3,7 @@
 # connections with 20 messages of 1000 bytes each way, then 100 connections at once (issue
 # 26: the client's burst of SYNs meets an unresolved ARP entry); both sides report status 0.
 # Usage: dpdk_ucmatose.sh LIBIBVERBS_DIR LIBRDMACM_DIR memif|afpacket [RUNS]
-# With RUNS, only `-c 100`, RUNS times in a row (the loop variant, run by hand: each run
+# With RUNS, only `-c 100`, RUNS times in a row (the loop variant, in CI with 10: each run
 # starts both processes anew, so each meets a cold ARP table).
 set -u
 TEST_NAME=dropin_dpdk_ucmatose
@@ -26,12 +26,7 @@ run() {
 	PORT=$((PORT + 1))
 }
 if [ $# -gt 0 ]; then
-	round=0
-	while [ "$round" -lt "$1" ]; do
-		round=$((round + 1))
-		run -c 100
-		echo "$TEST_NAME: -c 100 run $round of $1: OK"
-	done
+	run_rounds "$1" run -c 100
 else
 	run
 	run -c 4 -C 20 -S 1000

@@ -33,3 +33,30 @@ uses_ours() {
 	ldd "$(command -v "$1")" | grep -q "$DROPIN_VERBS/libibverbs.so.1" ||
 		fail "$1 does not load $DROPIN_VERBS/libibverbs.so.1: $(ldd "$(command -v "$1")")"
 }
+
+# run_rounds RUNS CMD...: CMD RUNS times in a row, each round said on stdout; CMD fails the
+# test itself (fail), so the first bad round ends it. For the loop variants of the scripts
+# (ucmatose.sh, dpdk_ucmatose.sh): a failure that comes once in many runs shows up there.
+run_rounds() {
+	rr_n=$1
+	shift
+	rr_i=0
+	while [ "$rr_i" -lt "$rr_n" ]; do
+		rr_i=$((rr_i + 1))
+		"$@"
+		echo "$TEST_NAME: round $rr_i of $rr_n ($*): OK"
+	done
+}
+
+# spawn_on_a FILE CMD...: CMD on side A (on_a, from dpdk_common.sh or link_common.sh) in the
+# background, bounded by PROG_TIMEOUT, stdout and stderr to FILE. The subshell execs the
+# program's own process chain (DD_EXEC=1), so SERVER_PID is what kill_server must stop.
+spawn_on_a() {
+	sa_f=$1
+	shift
+	(
+		DD_EXEC=1
+		on_a timeout "$PROG_TIMEOUT" "$@"
+	) >"$sa_f" 2>&1 &
+	SERVER_PID=$!
+}

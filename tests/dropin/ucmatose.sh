@@ -3,7 +3,7 @@
 # connections with 20 messages of 1000 bytes each way, then 100 connections at once; both
 # sides report status 0.
 # Usage: ucmatose.sh LIBIBVERBS_DIR LIBRDMACM_DIR [RUNS]
-# With RUNS, only `-c 100`, RUNS times in a row (the loop variant, run by hand).
+# With RUNS, only `-c 100`, RUNS times in a row (the loop variant, in CI with 10).
 set -u
 TEST_NAME=dropin_ucmatose
 . "$(dirname "$0")/../lib/common.sh"
@@ -31,12 +31,7 @@ run() {
 	printf '%s\n' "$out" | grep -q 'data transfers complete' || fail "client: no data transfers"
 }
 if [ $# -gt 0 ]; then
-	round=0
-	while [ "$round" -lt "$1" ]; do
-		round=$((round + 1))
-		run -c 100
-		echo "$TEST_NAME: -c 100 run $round of $1: OK"
-	done
+	run_rounds "$1" run -c 100
 else
 	run
 	run -c 4 -C 20 -S 1000
