@@ -44,6 +44,7 @@ static void net_arp_drop_held(struct net_if *nif, struct net_arp_entry *e)
 	for (unsigned i = 0; i < e->nhold; i++)
 		rte_pktmbuf_free(e->hold[i]);
 	nif->st.arp_unresolved_drops += e->nhold;
+	nif->arp_held -= e->nhold;
 	e->nhold = 0;
 }
 
@@ -107,6 +108,7 @@ static void net_arp_send_held(struct net_if *nif, struct net_arp_entry *e)
 {
 	for (unsigned i = 0; i < e->nhold; i++)
 		net_eth_output(nif, e->hold[i], e->mac, RTE_ETHER_TYPE_IPV4);
+	nif->arp_held -= e->nhold;
 	e->nhold = 0;
 }
 
@@ -181,12 +183,13 @@ out:
 
 static int net_arp_hold(struct net_if *nif, struct net_arp_entry *e, struct rte_mbuf *m)
 {
-	if (e->nhold == NET_ARP_HOLD) {
+	if (e->nhold == NET_ARP_HOLD || nif->arp_held == NET_ARP_HOLD_ALL) {
 		nif->st.arp_unresolved_drops++;
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
 	e->hold[e->nhold++] = m;
+	nif->arp_held++;
 	return 0;
 }
 
@@ -272,6 +275,7 @@ void net_arp_flush_all(struct net_if *nif)
 			rte_pktmbuf_free(nif->arp[i].hold[j]);
 		nif->arp[i].nhold = 0;
 	}
+	nif->arp_held = 0;
 }
 
 unsigned net_arp_count(const struct net_if *nif)

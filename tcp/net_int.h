@@ -13,8 +13,12 @@
 #define NET_ARP_BUCKETS 32u
 #define NET_ARP_WAYS 8u
 #define NET_ARP_SIZE (NET_ARP_BUCKETS * NET_ARP_WAYS)
-/* Packets held per unresolved neighbour (Linux keeps a few too: unres_qlen_bytes). */
-#define NET_ARP_HOLD 4u
+/* Packets held per unresolved neighbour: Linux's default (unres_qlen_bytes 212992 holds 101
+ * frames), so that a burst of connects to a neighbour not yet resolved (100 SYNs at once)
+ * waits for the reply instead of losing SYNs to a 1 s retransmission. All unresolved
+ * neighbours together hold at most NET_ARP_HOLD_ALL, so they cannot drain the transmit pool. */
+#define NET_ARP_HOLD 101u
+#define NET_ARP_HOLD_ALL 512u
 /* Frames batched before an automatic flush. */
 #define NET_TX_BATCH 64u
 
@@ -58,6 +62,7 @@ struct net_if {
 	void *unreach_arg;
 	struct rte_mbuf *txq[NET_TX_BATCH];
 	uint16_t ntx;
+	unsigned arp_held;        /* packets in every entry's hold[] */
 	struct net_if_stats st;
 };
 

@@ -20,8 +20,9 @@
 #include <rte_mbuf.h>
 
 #include "net.h"
+#include "net_int.h" /* NET_ARP_HOLD, NET_ARP_HOLD_ALL */
 
-#define CAP_MAX 64
+#define CAP_MAX 256
 
 static struct rte_mempool *pool;
 static struct rte_mbuf *cap[CAP_MAX];
@@ -225,10 +226,10 @@ static void test_arp_resolves_held(void **state)
 	uint32_t dst = ip4("198.51.100.2");
 
 	(void)state;
-	for (int i = 0; i < 4; i++)
+	for (unsigned i = 0; i < NET_ARP_HOLD; i++)
 		assert_int_equal(net_ip_output(nif, mk_payload(100, (uint8_t)i), dst, 253), 0);
-	/* The hold queue takes 4; the 5th is refused. */
-	assert_int_equal(net_ip_output(nif, mk_payload(100, 9), dst, 253), -ENOBUFS);
+	/* The hold queue takes NET_ARP_HOLD (Linux's 101); the next is refused. */
+	assert_int_equal(net_ip_output(nif, mk_payload(100, 0xff), dst, 253), -ENOBUFS);
 	net_if_flush(nif);
 	assert_int_equal(ncap, 1);
 	assert_memory_equal(eth_of(cap[0])->dst_addr.addr_bytes, bcast, 6);
@@ -238,8 +239,8 @@ static void test_arp_resolves_held(void **state)
 	cap_clear();
 	input1(nif, mk_arp(RTE_ARP_OP_REPLY, peer_mac, dst, ip4("198.51.100.1"), our_mac));
 	net_if_flush(nif);
-	assert_int_equal(ncap, 4);
-	for (unsigned i = 0; i < 4; i++) {
+	assert_int_equal(ncap, NET_ARP_HOLD);
+	for (unsigned i = 0; i < NET_ARP_HOLD; i++) {
 		assert_memory_equal(eth_of(cap[i])->dst_addr.addr_bytes, peer_mac, 6);
 		ip = ip_of(cap[i]);
 		assert_int_equal(ip->version_ihl, 0x45);
@@ -250,7 +251,7 @@ static void test_arp_resolves_held(void **state)
 		assert_int_equal(ip->dst_addr, dst);
 		assert_int_equal(ip->src_addr, ip4("198.51.100.1"));
 		assert_int_equal(rte_raw_cksum(ip, 20), 0xffff);
-		assert_int_equal(((const uint8_t *)(ip + 1))[0], i); /* in order */
+		assert_int_equal(((const uint8_t *)(ip + 1))[0], (uint8_t)i); /* in order */
 		if (i > 0)
 			assert_int_not_equal(ip->packet_id, ip_of(cap[i - 1])->packet_id);
 	}
@@ -258,8 +259,45 @@ static void test_arp_resolves_held(void **state)
 	net_if_get_stats(nif, &st);
 	assert_int_equal(st.arp_unresolved_drops, 1);
 	assert_int_equal(st.arp_replies_in, 1);
-	assert_int_equal(st.ip_out, 4);
-	assert_int_equal(st.tx_frames, 5);
+	assert_int_equal(st.ip_out, NET_ARP_HOLD);
+	assert_int_equal(st.tx_frames, NET_ARP_HOLD + 1);
+	net_if_destroy(nif);
+}
+
+/* All unresolved neighbours together hold NET_ARP_HOLD_ALL packets; past that each is
+ * refused, and a reply still sends what its neighbour holds. */
+static void test_arp_hold_bound(void **state)
+{
+	struct net_if *nif = mk_if(0, 0);
+	struct net_if_stats st;
+	unsigned held = 0, refused = 0;
+
+	(void)state;
+	for (unsigned n = 0; held + refused < NET_ARP_HOLD_ALL + 10; n++) {
+		char a[32];
+		snprintf(a, sizeof(a), "198.51.100.%u", 10 + n);
+		for (unsigned i = 0; i < NET_ARP_HOLD && held + refused < NET_ARP_HOLD_ALL + 10; i++) {
+			int rc = net_ip_output(nif, mk_payload(10, 1), ip4(a), 253);
+			assert_true(rc == 0 || rc == -ENOBUFS);
+			held += rc == 0;
+			refused += rc != 0;
+		}
+	}
+	assert_int_equal(held, NET_ARP_HOLD_ALL);
+	assert_int_equal(refused, 10);
+	net_if_flush(nif);
+	cap_clear(); /* the requests */
+	input1(nif, mk_arp(RTE_ARP_OP_REPLY, peer_mac, ip4("198.51.100.10"), ip4("198.51.100.1"),
+			   our_mac));
+	net_if_flush(nif);
+	assert_int_equal(ncap, NET_ARP_HOLD);
+	cap_clear();
+	/* the room it left takes packets again */
+	assert_int_equal(net_ip_output(nif, mk_payload(10, 1), ip4("198.51.100.200"), 253), 0);
+	net_if_flush(nif);
+	cap_clear();
+	net_if_get_stats(nif, &st);
+	assert_int_equal(st.arp_unresolved_drops, 10);
 	net_if_destroy(nif);
 }
 
@@ -810,6 +848,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_arp_request_reply, teardown),
 		cmocka_unit_test_teardown(test_arp_resolves_held, teardown),
+		cmocka_unit_test_teardown(test_arp_hold_bound, teardown),
 		cmocka_unit_test_teardown(test_arp_retries_give_up, teardown),
 		cmocka_unit_test_teardown(test_arp_expiry, teardown),
 		cmocka_unit_test_teardown(test_arp_revalidate, teardown),
