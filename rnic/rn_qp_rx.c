@@ -51,6 +51,9 @@ void rn_qp_rx_reset(struct rn_qp *qp)
 
 /* ---- receive WQEs ---------------------------------------------------------------------- */
 
+/* Called before the Receive's CQE is pushed, never after: a consumer may poll the CQE and
+ * repost at once, and that post takes no lock in common with the receive path
+ * (rn_qp_post_recv, rn_srq_post), so the slot must already be free. rx->wqe stays readable. */
 static void retire_wqe(struct rn_qp *qp)
 {
 	if (qp->rx.wqe_srq)
@@ -67,8 +70,8 @@ void rn_qp_rx_drop_wqe(struct rn_qp *qp, enum rn_wc_status st)
 {
 	if (!qp->rx.have_wqe)
 		return;
-	rn_qp_push_cqe(qp, false, qp->rx.wqe.wr_id, st, RN_WC_OP_RECV, 0, 0, 0);
 	retire_wqe(qp);
+	rn_qp_push_cqe(qp, false, qp->rx.wqe.wr_id, st, RN_WC_OP_RECV, 0, 0, 0);
 }
 
 static bool take_wqe(struct rn_qp *qp)
@@ -219,9 +222,9 @@ static void drop_message(struct rn_qp *qp)
 	if (rx->wc_err) {
 		rx->wc_err = false;
 		if (rx->have_wqe) {
+			retire_wqe(qp);
 			rn_qp_push_cqe_tolerated(qp, rx->wqe.wr_id, (enum rn_wc_status)rx->wc_status,
 						 RN_WC_OP_RECV);
-			retire_wqe(qp);
 		}
 	} else {
 		rn_qp_raise_async(qp, rx->err.event);
@@ -701,12 +704,13 @@ static void complete_recv(struct rn_qp *qp)
 		fl |= RN_CQE_F_INVALIDATED;
 		inv = rx->msg.inv_stag;
 	}
-	if (rx->wqe_imm)
+	bool imm = rx->wqe_imm;
+
+	retire_wqe(qp);   /* clears wqe_imm */
+	if (imm)
 		rn_qp_push_recv_imm(qp, rx->wqe.wr_id, RN_WC_OP_RECV, bytes, fl, inv, rx->wqe_imm_val);
 	else
 		rn_qp_push_cqe(qp, false, rx->wqe.wr_id, RN_WC_SUCCESS, RN_WC_OP_RECV, bytes, fl, inv);
-	rx->wqe_imm = false;
-	retire_wqe(qp);
 }
 
 static void deliver_imm(struct rn_qp *qp)
@@ -721,8 +725,8 @@ static void deliver_imm(struct rn_qp *qp)
 		rx->imm_val = rx->imm_cur;
 		return;
 	}
-	rn_qp_push_recv_imm(qp, rx->wqe.wr_id, op, 0, fl, 0, rx->imm_cur);
 	retire_wqe(qp);
+	rn_qp_push_recv_imm(qp, rx->wqe.wr_id, op, 0, fl, 0, rx->imm_cur);
 }
 
 static void deliver_irrq(struct rn_qp *qp)

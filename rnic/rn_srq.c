@@ -23,6 +23,7 @@ struct rn_rq {
 	uint32_t inflight;         /* taken, not retired; still occupy the queue (§6.3.5) */
 	uint32_t limit;
 	int armed;
+	bool open;                 /* rn_rq_set_open */
 	size_t stride;
 	unsigned char *slots;
 };
@@ -51,6 +52,7 @@ enum rn_status rn_rq_create(uint32_t max_wr, uint32_t max_sge, struct rn_rq **ou
 		return RN_ERR_NO_RESOURCES;
 	}
 	pthread_spin_init(&rq->lock, PTHREAD_PROCESS_PRIVATE);
+	rq->open = true;
 	*out = rq;
 	return RN_OK;
 }
@@ -92,25 +94,55 @@ static void rq_store_locked(struct rn_rq *rq, const struct rn_recv_wr *wr)
 	rq->avail++;
 }
 
-enum rn_status rn_rq_post(struct rn_rq *rq, const struct rn_recv_wr *wr,
-			  const struct rn_recv_wr **bad, uint32_t *posted)
+/* The WRs in list order up to the first bad one; lock held. */
+static enum rn_status rq_post_locked(struct rn_rq *rq, const struct rn_recv_wr *wr,
+				     const struct rn_recv_wr **bad, uint32_t *posted)
 {
 	enum rn_status rc = RN_OK;
 	uint32_t n = 0;
 
-	pthread_spin_lock(&rq->lock);
 	for (; wr; wr = wr->next, n++) {
 		rc = rq_check_wr(rq, wr);
 		if (rc)
 			break;
 		rq_store_locked(rq, wr);
 	}
-	pthread_spin_unlock(&rq->lock);
 	if (bad)
 		*bad = rc ? wr : NULL;
 	if (posted)
 		*posted = n;
 	return rc;
+}
+
+enum rn_status rn_rq_post(struct rn_rq *rq, const struct rn_recv_wr *wr,
+			  const struct rn_recv_wr **bad, uint32_t *posted)
+{
+	enum rn_status rc;
+
+	pthread_spin_lock(&rq->lock);
+	rc = rq_post_locked(rq, wr, bad, posted);
+	pthread_spin_unlock(&rq->lock);
+	return rc;
+}
+
+void rn_rq_set_open(struct rn_rq *rq, bool open)
+{
+	pthread_spin_lock(&rq->lock);
+	rq->open = open;
+	pthread_spin_unlock(&rq->lock);
+}
+
+bool rn_rq_post_if_open(struct rn_rq *rq, const struct rn_recv_wr *wr,
+			const struct rn_recv_wr **bad, uint32_t *posted, enum rn_status *st)
+{
+	bool open;
+
+	pthread_spin_lock(&rq->lock);
+	open = rq->open;
+	if (open)
+		*st = rq_post_locked(rq, wr, bad, posted);
+	pthread_spin_unlock(&rq->lock);
+	return open;
 }
 
 enum rn_rq_take_result rn_rq_take(struct rn_rq *rq, struct rn_rqe *out)

@@ -19,6 +19,7 @@
 #endif
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rn_event.h"
@@ -68,6 +69,15 @@ void rn_rq_destroy(struct rn_rq *rq);
  * *bad (optional) = the failing WR, *posted (optional) = WRs posted. */
 enum rn_status rn_rq_post(struct rn_rq *rq, const struct rn_recv_wr *wr,
 			  const struct rn_recv_wr **bad, uint32_t *posted);
+/* The gate of a QP's own RQ: while open, rn_rq_post_if_open posts without the QP's lock.
+ * The QP closes it (under its lock) before a state whose posting rule is not "queue the WR"
+ * takes effect, so a WR posted past the gate is always one that state's flush sees.
+ * A new ring's gate is open. */
+void rn_rq_set_open(struct rn_rq *rq, bool open);
+/* rn_rq_post when the gate is open (true; *st = its status); false, nothing posted and *st
+ * untouched, when it is closed. The check and the posting are one step under the ring's lock. */
+bool rn_rq_post_if_open(struct rn_rq *rq, const struct rn_recv_wr *wr,
+			const struct rn_recv_wr **bad, uint32_t *posted, enum rn_status *st);
 /* Take the oldest available WQE (arrival-order dequeue). */
 enum rn_rq_take_result rn_rq_take(struct rn_rq *rq, struct rn_rqe *out);
 /* End the occupancy of n taken WQEs. */

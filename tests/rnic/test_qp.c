@@ -1,7 +1,10 @@
 /* QP data path between two QPs over loopback TCP (rn_cm setup, single-threaded driving).
  * Test names carry acceptance test IDs (docs/acceptance.md) where one applies. */
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
+#include "rn_qp_int.h"
 #include "test_qp_util.h"
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
@@ -565,6 +568,146 @@ static bool sq_drained(void *arg)
 	return rn_cq_count(f->a.scq) > 0 && !rn_qp_wants_write(f->a.qp);
 }
 
+/* A Receive posted in RTS takes only the RQ's lock, never the QP's: the receive path holds the
+ * QP's lock run after run while messages arrive, and a repost that waited for it let the RQ
+ * run dry under qperf rc_bw. The test holds the QP's lock as an error-checking mutex: a post
+ * that took it would get EDEADLK, go on, and unlock it on its way out, so the test's own
+ * unlock would then fail with EPERM. In Closing, a post still takes the lock and the state's
+ * rule (flushed at once). */
+static void test_post_recv_without_qp_lock(void **state)
+{
+	struct fx *f = *state;
+	struct qbuf dst;
+	pthread_mutexattr_t ma;
+	struct rn_cqe e;
+	uint32_t got;
+
+	q_connect(&f->a, &f->b, false);
+	qbuf_new(&f->d, &dst, 64, f->d.pd, RN_ACC_LOCAL_WRITE);
+	assert_int_equal(pthread_mutex_destroy(&f->b.qp->lock), 0);
+	assert_int_equal(pthread_mutexattr_init(&ma), 0);
+	assert_int_equal(pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK), 0);
+	assert_int_equal(pthread_mutex_init(&f->b.qp->lock, &ma), 0);
+	pthread_mutexattr_destroy(&ma);
+
+	assert_int_equal(pthread_mutex_lock(&f->b.qp->lock), 0);
+	assert_int_equal(q_recv(&f->b, 1, &dst, 0, 64), RN_OK);
+	assert_int_equal(q_recv(&f->b, 2, &dst, 0, 64), RN_OK);
+	assert_int_equal(pthread_mutex_unlock(&f->b.qp->lock), 0);   /* still ours */
+
+	/* both were queued: two Sends land in them, in order */
+	struct rn_rq_sge s = { (uintptr_t)dst.p, 8, dst.stag };
+	assert_int_equal(q_send(&f->a, 10, RN_WR_SEND, RN_SEND_SIGNALED, &s, 1), RN_OK);
+	assert_int_equal(q_send(&f->a, 11, RN_WR_SEND, RN_SEND_SIGNALED, &s, 1), RN_OK);
+	q_expect(&f->a, &f->b, f->b.rcq, 1, RN_WC_SUCCESS);
+	q_expect(&f->a, &f->b, f->b.rcq, 2, RN_WC_SUCCESS);
+
+	/* Closing (our FIN sent): the gate is shut, the post takes the lock and is flushed */
+	struct rn_qp_mod m = { .next = RN_QPS_CLOSING };
+	assert_int_equal(rn_qp_modify_qp(f->b.qp, &m, NULL), RN_OK);
+	assert_int_equal(q_state(&f->b), RN_QPS_CLOSING);
+	assert_int_equal(q_recv(&f->b, 3, &dst, 0, 64), RN_OK);
+	assert_int_equal(rn_cq_poll(f->b.rcq, &e, 1, &got), RN_OK);
+	assert_int_equal(e.wr_id, 3);
+	assert_int_equal(e.status, RN_WC_FLUSHED);
+	qbuf_free(&f->d, &dst);
+}
+
+/* A Receive's slot is free before its CQE can be polled: a consumer that reposts the moment
+ * it polls (qperf's rc_lat has a 1-deep RQ) must never find the RQ full. As in qperf, a
+ * second thread sleeps on B's completion channel, polls and reposts at once into a 1-deep
+ * RQ, while this thread drives both QPs (the CQE's push wakes the sleeper before the push
+ * returns); each Send goes out only after the repost, so every one finds its Receive. */
+#define RETIRE_MSGS 2000
+struct repost_arg {
+	struct fx *f;
+	struct qbuf *dst;
+	struct rn_comp_channel *ch;
+	atomic_uint posted, full;
+	atomic_bool stop;
+};
+
+static void *repost_thread(void *p)
+{
+	struct repost_arg *r = p;
+	struct rn_cqe e;
+	struct rn_cq *cq;
+	void *ctx;
+	uint32_t got;
+
+	while (atomic_load(&r->posted) < RETIRE_MSGS && !atomic_load(&r->stop)) {
+		if (rn_comp_channel_get(r->ch, &cq, &ctx, 100) != 0)
+			continue;   /* the bound only lets the loop see stop */
+		rn_cq_ack_events(cq, 1);
+		rn_cq_req_notify(cq, RN_NOTIFY_NEXT);
+		while (rn_cq_poll(cq, &e, 1, &got) == RN_OK) {
+			enum rn_status st = q_recv(&r->f->b, e.wr_id + 1, r->dst, 0, 16);
+
+			if (st == RN_ERR_TOO_MANY_WRS)
+				atomic_fetch_add(&r->full, 1);
+			if (st != RN_OK) {
+				atomic_store(&r->stop, true);
+				return NULL;
+			}
+			atomic_fetch_add(&r->posted, 1);
+		}
+	}
+	return NULL;
+}
+
+static bool reposted(void *p)
+{
+	struct repost_arg *r = p;
+
+	return atomic_load(&r->stop) || atomic_load(&r->posted) > r->f->a.qp->sq_tail - 1;
+}
+
+static void test_recv_retired_before_cqe(void **state)
+{
+	struct fx *f = *state;
+	struct qside *b = &f->b;
+	struct qbuf src, dst;
+	struct repost_arg r = { .f = f, .dst = &dst };
+	struct rn_cq_attr ca = { .min_cqe = 16, .max_cqe = 1u << 16, .evq = f->d.evq };
+	pthread_t th;
+	uint32_t n;
+
+	qside_destroy(b);   /* B again, with a channel on its receive CQ and a 1-deep RQ */
+	assert_int_equal(rn_comp_channel_create(&r.ch), 0);
+	ca.channel = r.ch;
+	memset(b, 0, sizeof(*b));
+	b->d = &f->d;
+	b->scq = q_cq(&f->d, 256);
+	assert_int_equal(rn_cq_create(&ca, &b->rcq, &n), RN_OK);
+	struct rn_qp_init_attr qa = q_attr(&f->d, b->scq, b->rcq);
+	qa.rq_depth = 1;
+	assert_int_equal(rn_qp_create(&qa, &b->qp, NULL), RN_OK);
+
+	q_connect(&f->a, b, false);
+	qbuf_new(&f->d, &src, 16, f->d.pd, RN_ACC_LOCAL_WRITE);
+	qbuf_new(&f->d, &dst, 16, f->d.pd, RN_ACC_LOCAL_WRITE);
+	assert_int_equal(q_recv(b, 0, &dst, 0, 16), RN_OK);
+	assert_int_equal(q_recv(b, 99, &dst, 0, 16), RN_ERR_TOO_MANY_WRS);   /* 1 deep */
+	assert_int_equal(rn_cq_req_notify(b->rcq, RN_NOTIFY_NEXT), RN_OK);
+	assert_int_equal(pthread_create(&th, NULL, repost_thread, &r), 0);
+	struct rn_rq_sge s = { (uintptr_t)src.p, 16, src.stag };
+	for (unsigned i = 0; i < RETIRE_MSGS && !atomic_load(&r.stop); i++) {
+		assert_int_equal(q_send(&f->a, i, RN_WR_SEND, RN_SEND_SIGNALED, &s, 1), RN_OK);
+		q_run(&f->a, b, Q_WAIT_MS, reposted, &r);   /* until this one was reposted */
+		q_expect(&f->a, b, f->a.scq, i, RN_WC_SUCCESS);   /* frees the SQ slot */
+	}
+	atomic_store(&r.stop, true);
+	pthread_join(th, NULL);
+	assert_int_equal(atomic_load(&r.full), 0);
+	assert_int_equal(atomic_load(&r.posted), RETIRE_MSGS);
+	assert_int_equal(q_state(b), RN_QPS_RTS);
+	qbuf_free(&f->d, &src);
+	qbuf_free(&f->d, &dst);
+	qside_destroy(b);
+	assert_int_equal(rn_comp_channel_destroy(r.ch), 0);
+	qside_create(b, &f->d, NULL);   /* for the fixture's teardown */
+}
+
 /* A post that leaves work queued (pump budget, full socket) wakes the engine so that it
  * watches EPOLLOUT. Once the engine's last look (rn_qp_wants_write) gave it that interest,
  * further posts do not wake it; after the queue drained and the engine looked again, the
@@ -610,6 +753,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_send_recv_sgl, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_post_recv_without_qp_lock, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_retired_before_cqe, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_inline_se_zero_len_T40, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_send_inv_T26, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_write_fill_T15, fx_setup, fx_teardown),
