@@ -62,7 +62,7 @@ on_side() {
 	fi
 	shift
 	[ -n "$eal" ] && set -- env SOFTRNIC_TRANSPORT=dpdk "$eal" "SOFTRNIC_DPDK_IP=$ip" "$@"
-	if [ -n "$ns" ]; then exec ip netns exec "$ns" "$@"; else exec "$@"; fi
+	in_ns "$ns" "$@"
 }
 
 pick_port

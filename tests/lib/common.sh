@@ -90,6 +90,15 @@ kill_server() {
 	SERVER_PID=
 }
 
+# in_ns NS CMD...: replaces the (sub)shell with CMD in network namespace NS, or here when NS
+# is empty, so that a background program's PID is the program's own chain (start_server
+# in_ns ..., or (in_ns ...) &)
+in_ns() {
+	ns=$1
+	shift
+	if [ -n "$ns" ]; then exec ip netns exec "$ns" "$@"; else exec "$@"; fi
+}
+
 # wait_server [WHAT...]: waits for the background server; fails unless it exited 0.
 wait_server() {
 	wait "$SERVER_PID"
