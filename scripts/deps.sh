@@ -7,7 +7,7 @@ PACKAGES=(
   gcc clang libclang-rt-14-dev pkg-config meson ninja-build python3
   libcmocka-dev libpcap-dev libbsd-dev tshark
   dpdk-dev libdpdk-dev libibverbs-dev librdmacm-dev iproute2 valgrind
-  ibverbs-utils rdmacm-utils perftest   # Debian programs the drop-in tests run (tests/dropin)
+  ibverbs-utils rdmacm-utils perftest qperf fio   # Debian programs the drop-in tests run (tests/dropin)
   libsodium-dev iperf3                  # TCP engine: SipHash for RFC 6528 ISNs; the iperf3 baseline
   iputils-ping                          # tests/tcp/net: the kernel pings softrnic-port
   ethtool                               # veth offloads off for af_packet (tests/tcp, tests/dpdk)
