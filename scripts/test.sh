@@ -74,8 +74,10 @@ fi
 echo "== build and test (ASan + UBSan)"
 if run_build build-san sanitizers -Db_sanitize=address,undefined -Db_lundef=false; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  meson test -C build-san --print-errorlogs --num-processes 2 | tail -25
-  count_meson_results build-san sanitizers testlog meson test
+  # the 10-run loops (suite 'repeat') run once, in the plain build: under ASan a single run
+  # of each program covers the same code
+  meson test -C build-san --print-errorlogs --num-processes 2 --no-suite repeat | tail -25
+  count_meson_results build-san sanitizers testlog meson test --no-suite repeat
   unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
@@ -85,8 +87,11 @@ fi
 # The suites where that showed, and the unit suites, in a release build with LTO (no PGO).
 echo "== build and test (release with link-time optimisation)"
 if run_build build-lto lto -Dbuildtype=release -Db_lto=true; then
+  # the drop-in suites for the symbol versions, without what only runs the same programs
+  # longer (suites 'repeat' and 'app-runs', run in the other two builds)
   lto_suites=(--suite dropin --suite dropin-dpdk --suite rnic --suite verbs --suite rdmacm
-    --suite mpa --suite ddp --suite rdmap --suite tcp --suite integration)
+    --suite mpa --suite ddp --suite rdmap --suite tcp --suite integration
+    --no-suite repeat --no-suite app-runs)
   meson test -C build-lto --print-errorlogs --num-processes 2 "${lto_suites[@]}" | tail -25
   count_meson_results build-lto lto testlog meson test
   meson test -C build-lto --print-errorlogs --logbase testlog-fault dpdk_fault | tail -5
