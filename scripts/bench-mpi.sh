@@ -5,14 +5,17 @@
 #   tcp         --mca pml ob1 --mca btl tcp,self, kernel TCP on a veth pair
 #   softrnic    pml cm, mtl ofi on verbs;ofi_rxm, softrnic over kernel sockets on that veth
 #   memif       the same on softrnic's TCP engine, a DPDK port per rank, net_memif between
-#               the ranks (a socket file both namespaces see)
+#               the ranks (a socket file both namespaces see), MTU MEMIF_MTU (default 9000,
+#               jumbo frames as on a datacenter link; the kernel's TCP on the veth moves 64 KiB
+#               segments through GSO/GRO whatever its MTU)
 #   afpacket    the same, net_af_packet on a second veth pair (the kernel's view of the
 #               ports: tests/dpdk/dpdk_lib.sh)
 # Prints every run, the medians and the ratios against tcp. Goals (issue 26): on DPDK
 # (memif: af_packet passes through the kernel as TCP does, so it is reported) latency <= 0.5x
 # and bandwidth >= 1.2x the TCP BTL's; over kernel sockets, reported.
 # Exit status: 0 goals met, 3 a goal missed, else a build or run failure.
-# Usage: scripts/bench-mpi.sh [ROUNDS]   (BUILD_DIR: the tree, default build-bench, release)
+# Usage: scripts/bench-mpi.sh [ROUNDS]   (BUILD_DIR: the tree, default build-bench, release;
+#   MEMIF_MTU, MPI_X)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
@@ -51,9 +54,12 @@ run_mpi() {
 		>"$out" 2>&1 || { tail -20 "$out" >&2; die "$name: mpirun failed"; }
 	sed -n 's/^mpi_bench: lat_us=\([0-9.]*\) bw_mib_s=\([0-9.]*\)$/\1 \2/p' "$out" | tail -1
 }
+# MPI_X="K=V ...": more environment for every rank of the softrnic runs (libfabric's FI_*)
+extra=()
+for v in ${MPI_X:-}; do extra+=(-x "$v"); done
 hosts=(-np 1 -H "$DPDK_CTL_A")
 hostb=(-np 1 -H "$DPDK_CTL_B")
-ofi=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include 'verbs;ofi_rxm')
+ofi=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include 'verbs;ofi_rxm' "${extra[@]}")
 run_tcp() {
 	run_mpi tcp --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$DPDK_CTL_A/25" \
 		-np 2 -H "$DPDK_CTL_A,$DPDK_CTL_B" "$BENCH"
@@ -62,26 +68,29 @@ run_softrnic() { # kernel sockets on the ctl veth (the verbs provider told to us
 	run_mpi softrnic "${ofi[@]}" -x FI_VERBS_IFACE=ctl -np 2 -H "$DPDK_CTL_A,$DPDK_CTL_B" \
 		"$BENCH"
 }
-# run_dpdk NAME VDEV-A VDEV-B: rank 0 on port VDEV-A in A, rank 1 on VDEV-B in B
+# run_dpdk NAME MTU VDEV-A VDEV-B: rank 0 on port VDEV-A in A, rank 1 on VDEV-B in B
 run_dpdk() {
 	local a b
-	a=$(dpdk_eal server "$2")
-	b=$(dpdk_eal client "$3")
-	run_mpi "$1" "${ofi[@]}" \
-		"${hosts[@]}" -x SOFTRNIC_TRANSPORT=dpdk -x "$a" -x SOFTRNIC_DPDK_IP=198.51.100.1/25 \
-		"$BENCH" : \
-		"${hostb[@]}" -x SOFTRNIC_TRANSPORT=dpdk -x "$b" -x SOFTRNIC_DPDK_IP=198.51.100.2/25 \
-		"$BENCH"
+	a=$(dpdk_eal server "$3")
+	b=$(dpdk_eal client "$4")
+	run_mpi "$1" "${ofi[@]}" -x SOFTRNIC_TRANSPORT=dpdk -x "SOFTRNIC_DPDK_MTU=$2" \
+		"${hosts[@]}" -x "$a" -x SOFTRNIC_DPDK_IP=198.51.100.1/25 "$BENCH" : \
+		"${hostb[@]}" -x "$b" -x SOFTRNIC_DPDK_IP=198.51.100.2/25 "$BENCH"
 }
 memif=net_memif0,socket=$DPDK_DIR/memif.sock,socket-abstract=no,role
-run_memif() { run_dpdk memif "$memif=server" "$memif=client"; }
-run_afpacket() {
-	run_dpdk afpacket net_af_packet0,iface=veth-a,qdisc_bypass=1 \
+# a socket file stays behind its server (socket-abstract=no) and would refuse the next one
+run_memif() {
+	rm -f "$DPDK_DIR/memif.sock"
+	run_dpdk memif "${MEMIF_MTU:-9000}" "$memif=server" "$memif=client"
+}
+run_afpacket() { # the veth's MTU
+	run_dpdk afpacket 1500 net_af_packet0,iface=veth-a,qdisc_bypass=1 \
 		net_af_packet0,iface=veth-b,qdisc_bypass=1
 }
 
 declare -A lat bw ml mb
-echo "== scripts/bench-mpi.sh $ROUNDS ($(nproc) CPUs, $(mpirun --version | head -1))"
+echo "== scripts/bench-mpi.sh $ROUNDS ($(nproc) CPUs, $(mpirun --version | head -1)," \
+	"memif MTU ${MEMIF_MTU:-9000})"
 printf '%-6s %-9s %10s %12s\n' round link lat_us bw_mib_s
 for r in $(seq "$ROUNDS"); do
 	for t in tcp softrnic memif afpacket; do
