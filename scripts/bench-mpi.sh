@@ -77,11 +77,10 @@ run_dpdk() {
 		"${hosts[@]}" -x "$a" -x SOFTRNIC_DPDK_IP=198.51.100.1/25 "$BENCH" : \
 		"${hostb[@]}" -x "$b" -x SOFTRNIC_DPDK_IP=198.51.100.2/25 "$BENCH"
 }
-memif=net_memif0,socket=$DPDK_DIR/memif.sock,socket-abstract=no,role
-# a socket file stays behind its server (socket-abstract=no) and would refuse the next one
+# a socket file stays behind its server (memif_file_vdev) and would refuse the next one
 run_memif() {
 	rm -f "$DPDK_DIR/memif.sock"
-	run_dpdk memif "${MEMIF_MTU:-9000}" "$memif=server" "$memif=client"
+	run_dpdk memif "${MEMIF_MTU:-9000}" "$(memif_file_vdev server)" "$(memif_file_vdev client)"
 }
 run_afpacket() { # the veth's MTU
 	run_dpdk afpacket 1500 net_af_packet0,iface=veth-a,qdisc_bypass=1 \

@@ -5,6 +5,10 @@
 #                             cores; dpdk_port.c restores the thread's CPU set after EAL
 #                             start, so nothing is pinned), the vdev
 #   memif_vdev ROLE           the net_memif vdev of this test's link (socket in DPDK_DIR)
+#   memif_file_vdev ROLE      the same with the socket a file (socket-abstract=no): memif's
+#                             default abstract socket belongs to one network namespace, a
+#                             file in DPDK_DIR is seen from every one. The file outlives its
+#                             server and refuses the next: remove it before starting another
 #   dpdk_skip_if_no_eal FILE  exit 77 when FILE (a program's stderr) says EAL itself cannot
 #                             start (any other port error is a failure)
 #   dpdk_netns TAG            DPDK_NS_A / DPDK_NS_B: two namespaces (srn-TAGa-ID, srn-TAGb-ID)
@@ -49,6 +53,10 @@ dpdk_eal() { # ROLE VDEV
 
 memif_vdev() { # ROLE
 	echo "net_memif0,role=$1,socket=$DPDK_DIR/memif.sock"
+}
+
+memif_file_vdev() { # ROLE
+	echo "$(memif_vdev "$1"),socket-abstract=no"
 }
 
 dpdk_skip_if_no_eal() { # FILE

@@ -27,11 +27,10 @@ if [ "$DD_LINK" = memif ]; then
 	netns_setup srn-dqp
 	CTL_A=$NETNS_A
 	CTL_B=$NETNS_B
-	# memif's socket is abstract by default, and an abstract socket belongs to one network
-	# namespace: a file in the private temp dir is seen from both
+	# the sides are in two namespaces: the socket is a file (memif_file_vdev)
 	dd_vdev() {
 		if [ "$1" = a ]; then r=server; else r=client; fi
-		echo "$(memif_vdev $r),socket-abstract=no"
+		memif_file_vdev $r
 	}
 	# The server runs each test in a new process, whose memif server creates the socket file;
 	# the last one's file is still there (it is not removed at exit) and would make the

@@ -42,8 +42,8 @@ memif | afpacket)
 	dpdk_netns_kernel_view
 	SRV_NS=$DPDK_NS_A CLI_NS=$DPDK_NS_B SRV_ADDR=$DPDK_CTL_A
 	if [ "$WHERE" = memif ]; then
-		vdev=net_memif0,socket=$DPDK_DIR/memif.sock,socket-abstract=no,role
-		SRV_EAL=$(dpdk_eal server "$vdev=server") CLI_EAL=$(dpdk_eal client "$vdev=client")
+		SRV_EAL=$(dpdk_eal server "$(memif_file_vdev server)")
+		CLI_EAL=$(dpdk_eal client "$(memif_file_vdev client)")
 	else
 		SRV_EAL=$(dpdk_eal server net_af_packet0,iface=veth-a,qdisc_bypass=1)
 		CLI_EAL=$(dpdk_eal client net_af_packet0,iface=veth-b,qdisc_bypass=1)

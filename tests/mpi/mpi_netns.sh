@@ -99,7 +99,7 @@ else
 		role=server
 		[ $((i % 2)) -eq 0 ] || role=client
 		vdev=net_af_packet0,iface=r$i,qdisc_bypass=1
-		[ "$LINK" = memif ] && vdev=net_memif0,socket=$DPDK_DIR/memif.sock,socket-abstract=no,role=$role
+		[ "$LINK" = memif ] && vdev=$(memif_file_vdev $role)
 		set -- "$@" -np 1 -H "$host" -x SOFTRNIC_TRANSPORT=dpdk -x "$(dpdk_eal "$role" "$vdev")" \
 			-x "SOFTRNIC_DPDK_IP=198.51.100.$((i + 1))/25" -x "SOFTRNIC_DPDK_PCAP=$T/rank$i.pcap" \
 			"$CHECK" 2
