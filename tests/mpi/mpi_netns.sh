@@ -66,7 +66,11 @@ memif | afpacket)
 esac
 
 # afpacket: rank I's port on veth rI (198.51.100.I+1/32 for the kernel's view), its peer sI
-# in the bridge of namespace S; dpdk_netns' own veth pair stays unused
+# in the bridge of namespace S; dpdk_netns' own veth pair stays unused. rI's ifindex is
+# (I+1) << 12: DPDK 22.11's af_packet names its fanout group (pid ^ ifindex) & 0xffff, and a
+# group of that id on another interface in the same namespace refuses the join (EINVAL), so
+# two ranks in one namespace collide when their pids differ as their ifindexes do; with these
+# ifindexes that takes pids 4096 or more apart with equal low 12 bits (dpdk.md, Limits)
 if [ "$LINK" = afpacket ]; then
 	NS_S=$NS_A-s
 	ip netns add "$NS_S" || fail "ip netns add $NS_S"
@@ -77,7 +81,11 @@ if [ "$LINK" = afpacket ]; then
 	i=0
 	while [ "$i" -lt "$NP" ]; do
 		ns=$(rank_ns "$i")
-		ip -n "$NS_S" link add "s$i" type veth peer name "r$i" netns "$ns" || fail "veth r$i"
+		idx=$(((i + 1) << 12)) # the peer takes its index only when both ends name one
+		ip -n "$NS_S" link add "s$i" index "$idx" type veth peer name "r$i" index "$idx" \
+			netns "$ns" || fail "veth r$i"
+		[ "$(ip netns exec "$ns" cat "/sys/class/net/r$i/ifindex")" = "$idx" ] ||
+			fail "r$i did not take ifindex $idx"
 		ip -n "$NS_S" link set "s$i" master br0 up || fail "s$i into the bridge"
 		dpdk_kernel_addr "$ns" "r$i" "198.51.100.$((i + 1))"
 		ip -n "$ns" link set "r$i" up || fail "r$i up"
