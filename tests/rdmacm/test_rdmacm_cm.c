@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -191,7 +192,14 @@ struct pair {
 	uint16_t port;
 };
 
+static void listen_backlog(struct pair *p, int backlog);
+
 static void listen_on(struct pair *p)
+{
+	listen_backlog(p, 8);
+}
+
+static void listen_backlog(struct pair *p, int backlog)
 {
 	struct sockaddr_in any = t_addr4("127.0.0.1", 0);
 
@@ -201,7 +209,7 @@ static void listen_on(struct pair *p)
 	assert_non_null(p->cch);
 	assert_int_equal(rdma_create_id(p->sch, &p->lis, (void *)0x515, RDMA_PS_TCP), 0);
 	assert_int_equal(rdma_bind_addr(p->lis, (struct sockaddr *)&any), 0);
-	assert_int_equal(rdma_listen(p->lis, 8), 0);
+	assert_int_equal(rdma_listen(p->lis, backlog), 0);
 	p->port = ntohs(rdma_get_src_port(p->lis));
 	assert_true(p->port != 0);
 }
@@ -374,6 +382,77 @@ static void test_listener_destroyed_with_request(void **state)
 	teardown_pair(&p);
 }
 
+/* More silent TCP connections than a listener keeps before their MPA Request (256: the
+ * oldest go first), none of which may count against the application's backlog. */
+#define SILENT_SOCKETS 300
+
+static int silent_connect(uint16_t port)
+{
+	struct sockaddr_in a = t_addr4("127.0.0.1", port);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* How many of fds the server has closed (end of stream or reset), waiting up to ms. */
+static int silent_closed(const int *fds, int n, int want, int ms)
+{
+	int closed = 0;
+
+	for (int waited = 0; waited <= ms; waited += 20) {
+		closed = 0;
+		for (int i = 0; i < n; i++) {
+			char b;
+			ssize_t r = recv(fds[i], &b, 1, MSG_DONTWAIT | MSG_PEEK);
+			closed += r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+		}
+		if (closed >= want)
+			break;
+		usleep(20000);
+	}
+	return closed;
+}
+
+/* An attacker's silent connections neither fill the backlog nor shut out real clients: with
+ * backlog 1 and 300 connections that never send an MPA Request, a client still gets through;
+ * a second one while the first request is unanswered is rejected (the backlog is the
+ * application's requests); the listener dropped the oldest silent ones past its bound. */
+static void test_silent_connections(void **state)
+{
+	struct pair p = { 0 };
+	int fds[SILENT_SOCKETS];
+
+	(void)state;
+	listen_backlog(&p, 1);
+	for (int i = 0; i < SILENT_SOCKETS; i++) {
+		fds[i] = silent_connect(p.port);
+		assert_true(fds[i] >= 0);
+	}
+	connect_to(&p, p.port, "a real client");
+	take_request(&p, "a real client");
+	struct pair q = p;
+	q.cli = NULL;
+	connect_to(&q, p.port, "one too many");
+	struct rdma_cm_event *ev = t_expect(p.cch, RDMA_CM_EVENT_REJECTED);
+	assert_non_null(ev);
+	assert_ptr_equal(ev->id, q.cli);
+	assert_int_equal(ev->status, -ECONNREFUSED);
+	rdma_ack_cm_event(ev);
+	assert_int_equal(rdma_accept(p.child, NULL), 0);
+	assert_int_equal(t_expect_ack(p.cch, RDMA_CM_EVENT_ESTABLISHED), 0);
+	assert_int_equal(t_expect_ack(p.sch, RDMA_CM_EVENT_ESTABLISHED), 0);
+	int want = SILENT_SOCKETS - 256;
+	assert_true(silent_closed(fds, SILENT_SOCKETS, want, T_WAIT_MS) >= want);
+	for (int i = 0; i < SILENT_SOCKETS; i++)
+		close(fds[i]);
+	assert_int_equal(rdma_destroy_id(q.cli), 0);
+	teardown_pair(&p);
+}
+
 static void test_migrate(void **state)
 {
 	struct rdma_event_channel *a = rdma_create_event_channel(), *b = rdma_create_event_channel();
@@ -499,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_reject_with_private_data),
 		cmocka_unit_test(test_no_listener),
 		cmocka_unit_test(test_listener_destroyed_with_request),
+		cmocka_unit_test(test_silent_connections),
 		cmocka_unit_test(test_migrate),
 		cmocka_unit_test(test_sync_endpoints),
 		cmocka_unit_test(test_sync_connect_refused),

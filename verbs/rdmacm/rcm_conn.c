@@ -43,6 +43,10 @@ static bool cm_state(enum rcm_state s)
 int rcm_conn_wait(const struct rcm_id *id, short *events, int *timeout_ms)
 {
 	*timeout_ms = -1;
+	if (id->evicted) {
+		*timeout_ms = 0; /* freed by its own progress (make_room) */
+		return -1;
+	}
 	if (cm_state(id->state) && id->cm != NULL) {
 		*events = rn_cm_poll_events(id->cm);
 		*timeout_ms = rn_cm_timeout_ms(id->cm);
@@ -151,12 +155,22 @@ static void free_hidden(struct rcm_id *c)
 	free(c);
 }
 
-/* A child whose MPA Request is complete becomes visible with CONNECT_REQUEST. */
+static bool backlog_full(const struct rcm_id *lis);
+
+/* A child whose MPA Request is complete becomes visible with CONNECT_REQUEST, or is
+ * rejected (MPA Reject) when the application has its backlog of requests unanswered. */
 static void progress_req_recv(struct rcm_id *c)
 {
+	if (c->evicted) {
+		free_hidden(c); /* its connection is aborted with it */
+		return;
+	}
 	enum rn_cm_state s = rn_cm_progress(c->cm);
 
-	if (s == RN_CM_WAIT_ACCEPT && c->listener != NULL) {
+	if (s == RN_CM_WAIT_ACCEPT && c->listener != NULL && backlog_full(c->listener)) {
+		if (rn_cm_reject(c->cm, NULL, 0) == 0)
+			return; /* settles once the Reject is out, then goes below */
+	} else if (s == RN_CM_WAIT_ACCEPT && c->listener != NULL) {
 		const struct mpa_frame *req = rn_cm_request(c->cm);
 		c->state = RCM_REQ_PENDING;
 		if (rcm_post(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, req->pd, req->pd_len,
@@ -184,14 +198,32 @@ static void progress_passive(struct rcm_id *id)
 	}
 }
 
+/* The application's backlog: connection requests it was shown and has not answered. */
 static bool backlog_full(const struct rcm_id *lis)
 {
 	int n = 0;
 
 	for (const struct rcm_id *c = rcm_ids; c != NULL; c = c->next)
-		if (c->listener == lis && (c->state == RCM_REQ_RECV || c->state == RCM_REQ_PENDING))
+		if (c->listener == lis && c->state == RCM_REQ_PENDING)
 			n++;
 	return lis->backlog > 0 && n >= lis->backlog;
+}
+
+/* Room for one more connection before its MPA Request: at RCM_EMBRYONIC_MAX the oldest is
+ * marked, and freed by its own progress (the engine's walk may hold a pointer to it). Ids
+ * are linked at the head, so the last one found is the oldest. */
+static void make_room(const struct rcm_id *lis)
+{
+	struct rcm_id *oldest = NULL;
+	unsigned n = 0;
+
+	for (struct rcm_id *c = rcm_ids; c != NULL; c = c->next)
+		if (c->listener == lis && c->state == RCM_REQ_RECV && !c->evicted) {
+			n++;
+			oldest = c;
+		}
+	if (n >= RCM_EMBRYONIC_MAX)
+		oldest->evicted = true;
 }
 
 static void new_child(struct rcm_id *lis, struct rn_conn *conn)
@@ -200,11 +232,11 @@ static void new_child(struct rcm_id *lis, struct rn_conn *conn)
 	struct rn_cm_cfg cfg;
 	uint8_t ird, ord;
 
-	if (c == NULL || backlog_full(lis)) {
-		free(c);
+	if (c == NULL) {
 		rn_conn_abort(conn);
 		return;
 	}
+	make_room(lis);
 	c->pub = (struct rdma_cm_id){ .verbs = lis->pub.verbs ? lis->pub.verbs : rcm_dev_context(),
 				      .channel = lis->pub.channel, .context = lis->pub.context,
 				      .ps = lis->pub.ps, .port_num = 1, .qp_type = IBV_QPT_RC };

@@ -33,9 +33,17 @@
  * 4-octet RFC 6581 block too, so with the default 512-octet PD_Length every length fits. */
 #define RCM_PD_MAX 255u
 
-/* Transport backlog of the listener rdma_bind_addr opens (rdma_listen's own backlog is
- * counted by the library: backlog_full in cma_conn.c). */
-#define RCM_BIND_BACKLOG 128
+/* Transport backlog of the listener rdma_bind_addr opens: the kernel's own maximum (somaxconn
+ * caps it), since the library accepts every connection at once and a small queue would drop
+ * the SYNs of clients that connect back to back. rdma_listen's backlog is counted by the
+ * library (backlog_full in rcm_conn.c), in connection requests the application has seen. */
+#define RCM_BIND_BACKLOG 4096
+
+/* Connections a listener keeps before their MPA Request is complete. They are the peer's
+ * word only (anyone who can open a TCP connection makes one), so they never count against
+ * the application's backlog; past this many the oldest is dropped for the newest, and each
+ * is dropped on its own when its MPA timer (RN_CM_DEFAULT_TIMEOUT_MS) runs out. */
+#define RCM_EMBRYONIC_MAX 256
 
 /* Explicit id states. */
 enum rcm_state {
@@ -81,6 +89,7 @@ struct rcm_id {
 	bool bound;              /* route.addr.src_addr set by bind or resolve */
 	struct rcm_id *next, *prev; /* all ids (rcm_ids) */
 	struct rcm_id *listener; /* children: the listening id (NULL once detached) */
+	bool evicted;            /* hidden child dropped for a newer one (RCM_EMBRYONIC_MAX) */
 	struct rn_cm *cm;
 	struct rn_conn *conn;    /* listener handle (BOUND, LISTEN) or QP-less stream (CONNECTED) */
 	bool qp_linked;          /* the stream went to the QP (rcm_qp.c) */
