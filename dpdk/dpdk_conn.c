@@ -423,6 +423,10 @@ static void listen_log(uint16_t port)
 	close(fd);
 }
 
+/* The engine's half-open children are whole connections (no SYN cookies), so a listener
+ * holds at most this many from SYN to accept, whatever its owner asks. */
+#define DP_LISTEN_BACKLOG_MAX 128
+
 static int dp_listen(const struct rn_transport *t, const struct sockaddr *addr, socklen_t len,
 		     int backlog, struct rn_conn **out)
 {
@@ -435,6 +439,8 @@ static int dp_listen(const struct rn_transport *t, const struct sockaddr *addr, 
 		return rc;
 	if (backlog <= 0)
 		backlog = 1;
+	if (backlog > DP_LISTEN_BACKLOG_MAX)
+		backlog = DP_LISTEN_BACKLOG_MAX;
 	tp_lock(tp);
 	uint32_t ip = net_if_ip(tcp_stack_netif(tp_stack(tp)));
 	if (a->sin_addr.s_addr != htonl(INADDR_ANY) && a->sin_addr.s_addr != ip)
