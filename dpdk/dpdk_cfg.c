@@ -220,6 +220,34 @@ static int set_link_wait(struct dpdk_cfg *c, const char *v, char *why, size_t wl
 	return rc;
 }
 
+/* "IDLE,INTVL,PROBES" in seconds, seconds and a count, or "off". */
+static int set_keepalive(struct dpdk_cfg *c, const char *v, char *why, size_t wl)
+{
+	char buf[64], *save = NULL, *f[3];
+	uint32_t x[3];
+	const uint32_t hi[3] = { 86400, 3600, 100 };
+
+	if (strcmp(v, "off") == 0) {
+		c->ka_idle_s = 0;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", v);
+	f[0] = strtok_r(buf, ",", &save);
+	f[1] = f[0] ? strtok_r(NULL, ",", &save) : NULL;
+	f[2] = f[1] ? strtok_r(NULL, ",", &save) : NULL;
+	if (!f[2] || strtok_r(NULL, ",", &save)) {
+		snprintf(why, wl, "'%s' is not IDLE,INTVL,PROBES (seconds, seconds, count) or off", v);
+		return -EINVAL;
+	}
+	for (int i = 0; i < 3; i++)
+		if (parse_u32(f[i], 1, hi[i], &x[i], why, wl) != 0)
+			return -EINVAL;
+	c->ka_idle_s = x[0];
+	c->ka_intvl_s = x[1];
+	c->ka_probes = x[2];
+	return 0;
+}
+
 static const struct {
 	const char *key;
 	cfg_set_fn set;
@@ -230,7 +258,7 @@ static const struct {
 	{ "cc", set_cc },         { "spin_us", set_spin },  { "nap_us", set_nap },
 	{ "mbufs", set_mbufs },   { "tx_mbufs", set_tx_mbufs },
 	{ "link_wait_ms", set_link_wait }, { "tx_refs", set_tx_refs },
-	{ "memif_csum", set_memif_csum },
+	{ "memif_csum", set_memif_csum }, { "keepalive", set_keepalive },
 };
 #define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
 
@@ -248,6 +276,9 @@ void dpdk_cfg_defaults(struct dpdk_cfg *c)
 	c->spin_us = DPDK_SPIN_US_DEFAULT;
 	c->nap_us = DPDK_NAP_US_DEFAULT;
 	c->link_wait_ms = DPDK_LINK_WAIT_MS_DEFAULT;
+	c->ka_idle_s = DPDK_KA_IDLE_S_DEFAULT;
+	c->ka_intvl_s = DPDK_KA_INTVL_S_DEFAULT;
+	c->ka_probes = DPDK_KA_PROBES_DEFAULT;
 }
 
 /* Set one key; where says where it came from ("line 3", "SOFTRNIC_DPDK_MTU"). */
@@ -266,7 +297,8 @@ int dpdk_cfg_set(struct dpdk_cfg *c, const char *key, const char *val, const cha
 	}
 	snprintf(err, errlen,
 		 "DPDK configuration, %s: unknown key '%s' (known: eal port ip gw mac mtu pcap "
-		 "sndbuf rcvbuf cc spin_us nap_us mbufs tx_mbufs link_wait_ms tx_refs memif_csum)",
+		 "sndbuf rcvbuf cc spin_us nap_us mbufs tx_mbufs link_wait_ms tx_refs memif_csum "
+		 "keepalive)",
 		 where, key);
 	return -EINVAL;
 }
@@ -361,7 +393,8 @@ int dpdk_cfg_parse(struct dpdk_cfg *cfg, const char *text, char *err, size_t err
 
 static const char *const env_keys[] = { "eal", "port", "ip", "gw", "mac", "mtu", "pcap",
 					"sndbuf", "rcvbuf", "cc", "spin_us", "nap_us", "mbufs",
-					"tx_mbufs", "link_wait_ms", "tx_refs", "memif_csum" };
+					"tx_mbufs", "link_wait_ms", "tx_refs", "memif_csum",
+					"keepalive" };
 
 static int cfg_read_file(const char *path, char **out, char *err, size_t errlen)
 {

@@ -19,6 +19,12 @@
 #define DPDK_MBUFS_MIN 1023u
 /* How long an open waits for the link (memif: until the peer connects). */
 #define DPDK_LINK_WAIT_MS_DEFAULT 2000u
+/* Keepalive on every stream: no kernel answers for a peer process that died (kill -9), so a
+ * receiver that never sends would otherwise wait forever; a silent peer is given up after
+ * IDLE + PROBES x INTVL = 10 s, the bound a hardware RNIC's keepalive gives. */
+#define DPDK_KA_IDLE_S_DEFAULT 5u
+#define DPDK_KA_INTVL_S_DEFAULT 1u
+#define DPDK_KA_PROBES_DEFAULT 5u
 
 void dpdk_cfg_defaults(struct dpdk_cfg *c);
 int dpdk_cfg_set(struct dpdk_cfg *c, const char *key, const char *val, const char *where,

@@ -481,6 +481,7 @@ static int dp_accept(struct rn_conn *listener, struct rn_conn **out)
 		struct dp_conn *h = l->spare;
 		l->spare = NULL;
 		h->cstatus = 0;
+		dpdk_port_conn_setup(tp->port, h->tc);
 		tcp_conn_addrs(h->tc, &h->local, &h->peer);
 		*out = &h->base;
 		dpdk_port_kick(tp->port); /* early data is delivered at the next poll */
@@ -510,6 +511,7 @@ static int dp_connect(const struct rn_transport *t, const struct sockaddr *addr,
 		if (rc != 0) {
 			hd_free(h);
 		} else {
+			dpdk_port_conn_setup(tp->port, h->tc);
 			tcp_conn_addrs(h->tc, &h->local, &h->peer);
 			*out = &h->base;
 			tp_push(tp);

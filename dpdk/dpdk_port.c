@@ -371,6 +371,11 @@ bool dpdk_port_tx_refs(const struct dpdk_port *p)
 	return p->tx_refs;
 }
 
+void dpdk_port_conn_setup(const struct dpdk_port *p, struct tcp_conn *c)
+{
+	(void)tcp_conn_set_keepalive(c, p->cfg.ka_idle_s, p->cfg.ka_intvl_s, p->cfg.ka_probes);
+}
+
 /* memif must carry every frame in one buffer (dpdk_memif.h). */
 static int port_memif_check(struct dpdk_port *p, const struct rte_eth_dev_info *di,
 			    char *err, size_t el)

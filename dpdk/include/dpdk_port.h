@@ -58,6 +58,10 @@ struct dpdk_cfg {
 	bool link_wait_set;   /* link_wait_ms was given (else a memif server does not wait) */
 	bool tx_refs;         /* key tx_refs: zero-copy transmit of RDMA payload (off) */
 	bool memif_csum_off;  /* key memif_csum = off: a memif link without TCP checksums */
+	/* key keepalive = IDLE,INTVL,PROBES (default 5,1,5) or off (ka_idle_s 0): every stream
+	 * probes a peer silent for IDLE s, every INTVL s, and ends with -ETIMEDOUT after PROBES
+	 * unanswered, whether or not it has data outstanding */
+	uint32_t ka_idle_s, ka_intvl_s, ka_probes;
 };
 
 /* 0, or -ENOENT when no configuration is given at all (no SOFTRNIC_DPDK_CONF nor
@@ -80,6 +84,8 @@ struct tcp_stack *dpdk_port_stack(struct dpdk_port *p);
  * burst (memif in copy mode, af_packet), so the stack may send payload straight from a
  * caller's memory (tcp_send_ref): no reference survives the burst but the stack's queue's. */
 bool dpdk_port_tx_refs(const struct dpdk_port *p);
+/* A new stream's per-connection settings from the configuration (keepalive). Port lock held. */
+void dpdk_port_conn_setup(const struct dpdk_port *p, struct tcp_conn *c);
 
 /* Thread mode. */
 int dpdk_port_start(struct dpdk_port *p);

@@ -100,6 +100,19 @@ static void test_defaults_and_netmask(void **state)
 	assert_int_equal(dpdk_cfg_link_wait_ms(&c, false), 500);
 	assert_false(c.tx_refs);
 	assert_false(c.memif_csum_off);
+	/* a silent peer is given up after 5 + 5 x 1 = 10 s */
+	assert_int_equal(c.ka_idle_s, 5);
+	assert_int_equal(c.ka_intvl_s, 1);
+	assert_int_equal(c.ka_probes, 5);
+	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nkeepalive = 30,2,9", err,
+					sizeof(err)), 0);
+	assert_int_equal(c.ka_idle_s, 30);
+	assert_int_equal(c.ka_intvl_s, 2);
+	assert_int_equal(c.ka_probes, 9);
+	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nkeepalive = off", err,
+					sizeof(err)), 0);
+	assert_int_equal(c.ka_idle_s, 0);
+	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24", err, sizeof(err)), 0);
 	assert_int_equal(c.cc, TCP_CC_NEWRENO);
 	assert_false(c.mac_set);
 	assert_int_equal(c.gateway, 0);
@@ -135,6 +148,11 @@ static void test_bad(void **state)
 		{ "ip = 198.51.100.1/24\nlink_wait_ms = 60001", "'link_wait_ms'" },
 		{ "ip = 198.51.100.1/24\ntx_refs = maybe", "'tx_refs'" },
 		{ "ip = 198.51.100.1/24\nmemif_csum = no", "'memif_csum'" },
+		{ "ip = 198.51.100.1/24\nkeepalive = 5,1", "'keepalive'" },
+		{ "ip = 198.51.100.1/24\nkeepalive = 5,1,5,1", "'keepalive'" },
+		{ "ip = 198.51.100.1/24\nkeepalive = 0,1,5", "'keepalive'" },
+		{ "ip = 198.51.100.1/24\nkeepalive = 5,1,x", "'keepalive'" },
+		{ "ip = 198.51.100.1/24\nkeepalive = on", "'keepalive'" },
 		{ "ip = 198.51.100.1/24\nport =", "'port'" },
 		{ "ip = 198.51.100.1/24\ncolour = blue", "unknown key 'colour'" },
 		{ "ip = 198.51.100.1/24\njust words", "line 2" },
