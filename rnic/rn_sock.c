@@ -1,5 +1,5 @@
-/* Kernel TCP socket transport (rn_transport.h): non-blocking sockets, TCP_NODELAY on every
- * stream, SO_REUSEADDR on listeners, IPv4 and IPv6. Needs no privilege; works on loopback and
+/* Kernel TCP socket transport (rn_transport.h): non-blocking sockets, TCP_NODELAY and
+ * keepalive on every stream, SO_REUSEADDR on listeners, IPv4 and IPv6. Needs no privilege; works on loopback and
  * across network namespaces. EINTR is retried, EAGAIN/EWOULDBLOCK becomes -EAGAIN, and sends
  * use MSG_NOSIGNAL so a dead peer gives -EPIPE instead of SIGPIPE. */
 #include "rn_transport.h"
@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -72,6 +73,43 @@ static int set_int_opt(int fd, int level, int name, int val)
 	return setsockopt(fd, level, name, &val, sizeof(val)) < 0 ? neg_errno() : 0;
 }
 
+static struct {
+	_Atomic unsigned idle_s, intvl_s, probes;
+} sock_ka = { RN_SOCK_KA_IDLE_S, RN_SOCK_KA_INTVL_S, RN_SOCK_KA_PROBES };
+
+int rn_sock_set_keepalive(unsigned idle_s, unsigned intvl_s, unsigned probes)
+{
+	if (idle_s && (!intvl_s || !probes))
+		return -EINVAL;
+	atomic_store(&sock_ka.idle_s, idle_s);
+	atomic_store(&sock_ka.intvl_s, intvl_s);
+	atomic_store(&sock_ka.probes, probes);
+	return 0;
+}
+
+/* Every stream: no Nagle (an RNIC sends whole FPDUs), and keepalive with a user timeout of
+ * the same length, so a peer that vanished ends the stream whether or not data is out. */
+static int stream_opts(int fd)
+{
+	unsigned idle = atomic_load(&sock_ka.idle_s), intvl = atomic_load(&sock_ka.intvl_s);
+	unsigned probes = atomic_load(&sock_ka.probes);
+	int rc = set_int_opt(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+
+	if (rc != 0 || idle == 0)
+		return rc;
+	rc = set_int_opt(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+	if (rc == 0)
+		rc = set_int_opt(fd, IPPROTO_TCP, TCP_KEEPIDLE, (int)idle);
+	if (rc == 0)
+		rc = set_int_opt(fd, IPPROTO_TCP, TCP_KEEPINTVL, (int)intvl);
+	if (rc == 0)
+		rc = set_int_opt(fd, IPPROTO_TCP, TCP_KEEPCNT, (int)probes);
+	if (rc == 0)
+		rc = set_int_opt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT,
+				 (int)((idle + intvl * probes) * 1000u));
+	return rc;
+}
+
 static int sock_listen(const struct rn_transport *t, const struct sockaddr *addr, socklen_t len,
 		       int backlog, struct rn_conn **out)
 {
@@ -103,7 +141,7 @@ static int sock_accept(struct rn_conn *listener, struct rn_conn **out)
 	} while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
 	if (fd < 0)
 		return neg_errno();
-	int rc = set_int_opt(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	int rc = stream_opts(fd);
 	if (rc != 0) {
 		close(fd);
 		return rc;
@@ -120,7 +158,7 @@ static int sock_connect(const struct rn_transport *t, const struct sockaddr *add
 	int fd = new_socket(addr, len);
 	if (fd < 0)
 		return fd;
-	int rc = set_int_opt(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+	int rc = stream_opts(fd);
 	enum sock_kind kind = SOCK_STREAM_UP;
 	if (rc == 0 && connect(fd, addr, len) < 0) {
 		if (errno == EINPROGRESS || errno == EINTR)

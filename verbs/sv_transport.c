@@ -97,9 +97,35 @@ static int dpdk_ipv4(uint32_t *addr)
 
 #endif
 
+/* SOFTRNIC_KEEPALIVE=IDLE,INTVL,PROBES (seconds, seconds, count) or off: the kernel-socket
+ * streams' keepalive (rn_sock_set_keepalive); unset keeps the default. A bad value fails the
+ * open, saying so once. */
+static int sock_keepalive_from_env(void)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	const char *v = getenv("SOFTRNIC_KEEPALIVE");
+	unsigned idle, intvl, probes;
+	char end;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (strcmp(v, "off") == 0)
+		return rn_sock_set_keepalive(0, 0, 0);
+	if (sscanf(v, "%u,%u,%u%c", &idle, &intvl, &probes, &end) == 3 && idle && idle <= 86400 &&
+	    intvl && intvl <= 3600 && probes && probes <= 100)
+		return rn_sock_set_keepalive(idle, intvl, probes);
+	if (!atomic_flag_test_and_set(&said))
+		fprintf(stderr, "softrnic: SOFTRNIC_KEEPALIVE='%s' is not IDLE,INTVL,PROBES "
+				"(1..86400 s, 1..3600 s, 1..100) or off\n", v);
+	return -EINVAL;
+}
+
 int softrnic_transport_default(const struct rn_transport **out)
 {
 	if (softrnic_transport_selected() == SOFTRNIC_TRANSPORT_SOCK) {
+		int rc = sock_keepalive_from_env();
+		if (rc != 0)
+			return rc;
 		*out = rn_sock_transport();
 		return 0;
 	}

@@ -167,6 +167,16 @@ struct rn_conn {
 
 /* The kernel TCP socket transport (rn_sock.c): a process-wide constant. */
 const struct rn_transport *rn_sock_transport(void);
+/* Its streams' keepalive, for streams made from now on (process-wide): a peer silent for
+ * idle_s is probed every intvl_s and given up after `probes` unanswered probes, and data
+ * left unacknowledged as long (TCP_USER_TIMEOUT) ends the stream too; idle_s 0 turns both
+ * off. Default RN_SOCK_KA_IDLE_S, _INTVL_S, _PROBES: a host that vanished (power, cable)
+ * is given up within 10 s, as a hardware RNIC's keepalive bounds it. -EINVAL when idle_s is
+ * set and intvl_s or probes is 0. */
+#define RN_SOCK_KA_IDLE_S 5u
+#define RN_SOCK_KA_INTVL_S 1u
+#define RN_SOCK_KA_PROBES 5u
+int rn_sock_set_keepalive(unsigned idle_s, unsigned intvl_s, unsigned probes);
 
 /* ---- a user-space engine and the device's threads (rn_transport.c) -------------------- */
 /* A transport whose TCP runs in the process needs threads to drive it. The device lends its
