@@ -1,6 +1,6 @@
 /* Kernel TCP socket transport (rn_transport.h): non-blocking sockets, TCP_NODELAY and
- * keepalive on every stream, SO_REUSEADDR on listeners, IPv4 and IPv6. Needs no privilege; works on loopback and
- * across network namespaces. EINTR is retried, EAGAIN/EWOULDBLOCK becomes -EAGAIN, and sends
+ * keepalive on every stream, SO_REUSEADDR on listeners, IPv4 and IPv6. Needs no privilege;
+ * works on loopback and across network namespaces. EINTR is retried, EAGAIN/EWOULDBLOCK becomes -EAGAIN, and sends
  * use MSG_NOSIGNAL so a dead peer gives -EPIPE instead of SIGPIPE. */
 #include "rn_transport.h"
 
@@ -79,7 +79,8 @@ static struct {
 
 int rn_sock_set_keepalive(unsigned idle_s, unsigned intvl_s, unsigned probes)
 {
-	if (idle_s && (!intvl_s || !probes))
+	if (idle_s && (!intvl_s || !probes || idle_s > RN_SOCK_KA_IDLE_MAX ||
+		       intvl_s > RN_SOCK_KA_INTVL_MAX || probes > RN_SOCK_KA_PROBES_MAX))
 		return -EINVAL;
 	atomic_store(&sock_ka.idle_s, idle_s);
 	atomic_store(&sock_ka.intvl_s, intvl_s);

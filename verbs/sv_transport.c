@@ -111,9 +111,9 @@ static int sock_keepalive_from_env(void)
 		return 0;
 	if (strcmp(v, "off") == 0)
 		return rn_sock_set_keepalive(0, 0, 0);
-	if (sscanf(v, "%u,%u,%u%c", &idle, &intvl, &probes, &end) == 3 && idle && idle <= 86400 &&
-	    intvl && intvl <= 3600 && probes && probes <= 100)
-		return rn_sock_set_keepalive(idle, intvl, probes);
+	if (sscanf(v, "%u,%u,%u%c", &idle, &intvl, &probes, &end) == 3 && idle &&
+	    rn_sock_set_keepalive(idle, intvl, probes) == 0)
+		return 0;
 	if (!atomic_flag_test_and_set(&said))
 		fprintf(stderr, "softrnic: SOFTRNIC_KEEPALIVE='%s' is not IDLE,INTVL,PROBES "
 				"(1..86400 s, 1..3600 s, 1..100) or off\n", v);

@@ -172,10 +172,13 @@ const struct rn_transport *rn_sock_transport(void);
  * left unacknowledged as long (TCP_USER_TIMEOUT) ends the stream too; idle_s 0 turns both
  * off. Default RN_SOCK_KA_IDLE_S, _INTVL_S, _PROBES: a host that vanished (power, cable)
  * is given up within 10 s, as a hardware RNIC's keepalive bounds it. -EINVAL when idle_s is
- * set and intvl_s or probes is 0. */
+ * set and intvl_s or probes is 0, or any is above its _MAX. */
 #define RN_SOCK_KA_IDLE_S 5u
 #define RN_SOCK_KA_INTVL_S 1u
 #define RN_SOCK_KA_PROBES 5u
+#define RN_SOCK_KA_IDLE_MAX 86400u
+#define RN_SOCK_KA_INTVL_MAX 3600u
+#define RN_SOCK_KA_PROBES_MAX 100u
 int rn_sock_set_keepalive(unsigned idle_s, unsigned intvl_s, unsigned probes);
 
 /* ---- a user-space engine and the device's threads (rn_transport.c) -------------------- */

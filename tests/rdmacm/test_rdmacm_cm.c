@@ -453,6 +453,35 @@ static void test_silent_connections(void **state)
 	teardown_pair(&p);
 }
 
+/* SOFTRNIC_KEEPALIVE (kernel sockets): a bad value fails the bind that opens the transport
+ * with EINVAL; good ones and off are taken. The default is set back at the end. */
+static void test_keepalive_env(void **state)
+{
+	static const char *const bad[] = { "bad", "0,1,5", "5,0,5", "5,1,0", "5,1,101",
+					   "99999,1,5", "5,1,5x", "5,1", "-1,1,5", "on" };
+	static const char *const good[] = { "off", "3,1,2", "86400,3600,100", "5,1,5" };
+	struct sockaddr_in any = t_addr4("127.0.0.1", 0);
+	struct rdma_cm_id *id;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("SOFTRNIC_KEEPALIVE", bad[i], 1);
+		assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+		errno = 0;
+		if (rdma_bind_addr(id, (struct sockaddr *)&any) != -1 || errno != EINVAL)
+			fail_msg("SOFTRNIC_KEEPALIVE=%s taken (errno %d)", bad[i], errno);
+		assert_int_equal(rdma_destroy_id(id), 0);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		setenv("SOFTRNIC_KEEPALIVE", good[i], 1);
+		assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+		if (rdma_bind_addr(id, (struct sockaddr *)&any) != 0)
+			fail_msg("SOFTRNIC_KEEPALIVE=%s refused (errno %d)", good[i], errno);
+		assert_int_equal(rdma_destroy_id(id), 0);
+	}
+	unsetenv("SOFTRNIC_KEEPALIVE");
+}
+
 static void test_migrate(void **state)
 {
 	struct rdma_event_channel *a = rdma_create_event_channel(), *b = rdma_create_event_channel();
@@ -579,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_no_listener),
 		cmocka_unit_test(test_listener_destroyed_with_request),
 		cmocka_unit_test(test_silent_connections),
+		cmocka_unit_test(test_keepalive_env),
 		cmocka_unit_test(test_migrate),
 		cmocka_unit_test(test_sync_endpoints),
 		cmocka_unit_test(test_sync_connect_refused),
