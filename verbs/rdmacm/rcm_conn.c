@@ -260,11 +260,14 @@ static void new_child(struct rcm_id *lis, struct rn_conn *conn)
 	rcm_id_link(c);
 }
 
+/* A few connections a pass: a child make_room drops is freed only by its own progress, in
+ * the engine's next walk, so a flood taken in one go would hold all of it at once. The
+ * listener's fd stays readable and the engine comes straight back for the rest. */
 static void progress_listen(struct rcm_id *lis)
 {
 	struct rn_conn *conn;
 
-	while (rn_conn_accept(lis->conn, &conn) == 0)
+	for (unsigned n = 0; n < RCM_ACCEPT_BURST && rn_conn_accept(lis->conn, &conn) == 0; n++)
 		new_child(lis, conn);
 }
 

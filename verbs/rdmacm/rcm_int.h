@@ -44,6 +44,8 @@
  * the application's backlog; past this many the oldest is dropped for the newest, and each
  * is dropped on its own when its MPA timer (RN_CM_DEFAULT_TIMEOUT_MS) runs out. */
 #define RCM_EMBRYONIC_MAX 256
+/* Connections a listener accepts per engine pass (progress_listen). */
+#define RCM_ACCEPT_BURST 8u
 
 /* Explicit id states. */
 enum rcm_state {
