@@ -34,22 +34,7 @@ run() {
 	sleep 2
 	kill -0 "$SERVER_PID" 2>/dev/null || { cat "$T/server.out"; fail "server ended early"; }
 	ip -n "$NETNS_B" link set veth-b down || fail "veth-b down"
-	GONE=none
-	i=0
-	while [ "$i" -lt $(($2 * 10)) ]; do
-		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-			GONE=$((i / 10))
-			break
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-	SRV_RC=none
-	if [ "$GONE" != none ]; then
-		wait "$SERVER_PID"
-		SRV_RC=$?
-		SERVER_PID=
-	fi
+	wait_server_gone "$2"
 	kill "$CLI_PID" 2>/dev/null
 	wait "$CLI_PID" 2>/dev/null
 	CLI_PID=

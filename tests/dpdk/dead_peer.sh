@@ -32,22 +32,7 @@ run() {
 	kill -0 "$cli" 2>/dev/null || { cat "$DPDK_DIR/client.out"; fail "client ended early"; }
 	kill -9 "$cli"
 	wait "$cli" 2>/dev/null
-	GONE=none
-	i=0
-	while [ "$i" -lt $(($2 * 10)) ]; do
-		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-			GONE=$((i / 10))
-			break
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-	SRV_RC=none
-	if [ "$GONE" != none ]; then
-		wait "$SERVER_PID"
-		SRV_RC=$?
-		SERVER_PID=
-	fi
+	wait_server_gone "$2"
 	PORT=$((PORT + 1))
 }
 

@@ -106,3 +106,23 @@ wait_server() {
 	SERVER_PID=
 	[ "$rc" -eq 0 ] || fail "server exited with status $rc${*:+ ($*)}"
 }
+
+# wait_server_gone SECONDS: whether the background server ends within SECONDS; sets GONE
+# (whole seconds it took, or "none" when it is still running) and SRV_RC (its status, or
+# "none"); an ended server is reaped
+wait_server_gone() {
+	GONE=none
+	SRV_RC=none
+	wg_i=0
+	while [ "$wg_i" -lt $(($1 * 10)) ]; do
+		if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+			GONE=$((wg_i / 10))
+			wait "$SERVER_PID"
+			SRV_RC=$?
+			SERVER_PID=
+			return 0
+		fi
+		sleep 0.1
+		wg_i=$((wg_i + 1))
+	done
+}
