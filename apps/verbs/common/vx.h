@@ -48,6 +48,8 @@ struct vx_conn {
 	bool server, established, disconnected, armed;
 	uint32_t rd_atom;
 	int timeout_ms;
+	uint8_t peer_data[256];          /* the private data of the last event waited for */
+	uint8_t peer_data_len;
 };
 
 int vx_setup(struct vx_conn *c, const struct vx_opts *o);

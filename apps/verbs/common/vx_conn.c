@@ -61,6 +61,9 @@ int vx_cm_wait(struct vx_conn *c, enum rdma_cm_event_type want, int ms, struct r
 		*idp = ev->id;
 	if (got == RDMA_CM_EVENT_DISCONNECTED)
 		c->disconnected = true;
+	c->peer_data_len = ev->param.conn.private_data ? ev->param.conn.private_data_len : 0;
+	if (c->peer_data_len)
+		memcpy(c->peer_data, ev->param.conn.private_data, c->peer_data_len);
 	rdma_ack_cm_event(ev);
 	if (got != want) {
 		fprintf(stderr, "rdma_cm: expected %s, got %s (status %d)\n", vx_event_name(want),

@@ -1,0 +1,74 @@
+#!/bin/sh
+# The adversary against softrnic's server (issue 27): tests/adversary/hostile.py, a raw iWARP
+# peer with its own encoding, runs its catalogue of attacks against adv_target and after each
+# checks the answer the RFCs name, the target's guard pages and protected regions, and that a
+# real client (adv_client) is still served. Then the markers catalogue against a target that
+# asks for markers (SOFTRNIC_MPA=markers). The target must end cleanly on SIGTERM (under ASan:
+# without a leak).
+#   adversary.sh ADV_TARGET ADV_CLIENT HOSTILE_PY kernel   over kernel sockets on loopback
+#   adversary.sh ADV_TARGET ADV_CLIENT HOSTILE_PY dpdk     the target on softrnic's TCP engine
+#       (net_af_packet on a veth in namespace A); the attacker and the real client use the
+#       kernel's TCP in namespace B
+# Needs root for dpdk (exit 77 without).
+set -u
+TEST_NAME=adversary
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../dpdk/dpdk_lib.sh"
+TARGET=${1:?usage: adversary.sh adv_target adv_client hostile.py kernel|dpdk}
+CLIENT=${2:?usage}
+HOSTILE=${3:?usage}
+MODE=${4:?usage}
+TEST_NAME=adversary_$MODE
+dpdk_tmpdir
+
+if [ "$MODE" = dpdk ]; then
+	dpdk_netns adv
+	ip -n "$DPDK_NS_B" addr add 198.51.100.2/24 dev veth-b || fail "address in $DPDK_NS_B"
+	# the kernel's segments must carry whole checksums for the engine (docs/dpdk.md)
+	need_cmd ethtool ethtool
+	ip netns exec "$DPDK_NS_B" ethtool -K veth-b tx off >/dev/null || fail "ethtool in $DPDK_NS_B"
+	ADDR=198.51.100.1
+	NS_A=$DPDK_NS_A
+	NS_B=$DPDK_NS_B
+else
+	ADDR=127.0.0.1
+	NS_A=
+	NS_B=
+fi
+
+# suite [ENV...]: one target, one catalogue
+suite() {
+	name=$1
+	shift
+	if [ "$MODE" = dpdk ]; then
+		PORT=7491
+		start_server timeout 600 ip netns exec "$NS_A" env "$@" SOFTRNIC_TRANSPORT=dpdk \
+			"$(dpdk_eal server "net_af_packet0,iface=veth-a,qdisc_bypass=1")" \
+			SOFTRNIC_DPDK_IP=198.51.100.1/24 "$TARGET" "$ADDR" "$PORT" \
+			>"$DPDK_DIR/$name.log" 2>"$DPDK_DIR/$name.err"
+		dpdk_head_start
+		dpdk_skip_if_no_eal "$DPDK_DIR/$name.err"
+	else
+		pick_port
+		start_server timeout 600 env "$@" "$TARGET" "$ADDR" "$PORT" \
+			>"$DPDK_DIR/$name.log" 2>"$DPDK_DIR/$name.err"
+		wait_listen "$PORT" || { cat "$DPDK_DIR/$name.err"; fail "target not listening"; }
+	fi
+	if [ -n "$NS_B" ]; then
+		ip netns exec "$NS_B" python3 "$HOSTILE" --suite "$name" "$ADDR" "$PORT" \
+			"$DPDK_DIR/$name.log" "$SERVER_PID" ip netns exec "$NS_B" "$CLIENT"
+	else
+		python3 "$HOSTILE" --suite "$name" "$ADDR" "$PORT" "$DPDK_DIR/$name.log" \
+			"$SERVER_PID" "$CLIENT"
+	fi
+	hrc=$?
+	kill -0 "$SERVER_PID" 2>/dev/null || { tail -5 "$DPDK_DIR/$name.log";
+		cat "$DPDK_DIR/$name.err"; fail "the target died ($name)"; }
+	kill -TERM "$SERVER_PID"
+	wait_server "$name: the target did not end cleanly on SIGTERM: $(tail -20 "$DPDK_DIR/$name.err")"
+	[ "$hrc" -eq 0 ] || { tail -20 "$DPDK_DIR/$name.err"; fail "$name catalogue failed"; }
+}
+
+suite plain
+suite markers SOFTRNIC_MPA=markers
+echo "$TEST_NAME: OK"
