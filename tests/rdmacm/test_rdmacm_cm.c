@@ -62,6 +62,41 @@ static void test_channel_fd(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* Many events pending at once (a server's burst of requests or disconnects): the fd stays
+ * readable until the last is taken. One octet per event in the socketpair stopped at its
+ * buffer (some 280 events) and the rest never woke the consumer. Also: events dropped with
+ * their ids leave the fd quiet once none is left. */
+#define MANY_EVENTS 1000
+static void test_many_pending_events(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	static struct rdma_cm_id *id[MANY_EVENTS];
+	struct sockaddr_in dst = t_addr4("127.0.0.1", 7174);
+	struct rdma_cm_event *ev;
+	unsigned got = 0;
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK), 0);
+	for (unsigned i = 0; i < MANY_EVENTS; i++) {
+		assert_int_equal(rdma_create_id(ch, &id[i], NULL, RDMA_PS_TCP), 0);
+		assert_int_equal(rdma_resolve_addr(id[i], NULL, (struct sockaddr *)&dst, 1000), 0);
+	}
+	while (got < MANY_EVENTS - 10) {
+		assert_false(t_quiet(ch, T_WAIT_MS));
+		assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
+		assert_int_equal(ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+		assert_int_equal(rdma_ack_cm_event(ev), 0);
+		got++;
+	}
+	for (unsigned i = 0; i < MANY_EVENTS; i++)
+		assert_int_equal(rdma_destroy_id(id[i]), 0);  /* drops the 10 still pending */
+	assert_true(t_quiet(ch, 0));
+	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
+	assert_int_equal(errno, EAGAIN);
+	rdma_destroy_event_channel(ch);
+}
+
 static void test_id_lifecycle(void **state)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -598,6 +633,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_str),
 		cmocka_unit_test(test_channel_fd),
+		cmocka_unit_test(test_many_pending_events),
 		cmocka_unit_test(test_id_lifecycle),
 		cmocka_unit_test(test_resolve_loopback),
 		cmocka_unit_test(test_resolve_sync),

@@ -1,11 +1,14 @@
 /* Event channels and events: rdma_create_event_channel, rdma_get_cm_event, rdma_ack_cm_event.
  *
- * The channel fd is one end of a socketpair; every queued event puts one octet into it, so
- * the fd is readable exactly while events are pending (poll / epoll / select all work), and
- * rdma_get_cm_event blocks or fails with EAGAIN as the consumer set O_NONBLOCK on it. An
- * event dropped before it was taken (its id was destroyed) takes its octet back with a
- * MSG_DONTWAIT receive, or, if a getter already consumed that octet, leaves a debt the getter
- * settles by reading again. */
+ * The channel fd is one end of a socketpair that holds one octet while events are pending,
+ * so the fd is readable exactly then (poll / epoll / select all work), and
+ * rdma_get_cm_event blocks or fails with EAGAIN as the consumer set O_NONBLOCK on it. A
+ * getter takes the octet, then an event, and puts the octet back when more are pending.
+ * One octet per event would stop at the socket's buffer: every octet is an skb of about
+ * 768 octets of truesize, so a server with some 280 events pending (connection requests,
+ * disconnects) would lose the wake-ups of the rest. An event dropped before it was taken
+ * (its id was destroyed) takes the octet back when it was the last one, unless a getter
+ * holds the octet already (that getter then finds no event and reads again). */
 #include "rcm_int.h"
 
 #include <errno.h>
@@ -93,21 +96,28 @@ RCM_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 /* ---- queue ---------------------------------------------------------------------------- */
 
-static void enqueue(struct rcm_channel *ch, struct rcm_event *e)
+/* rcm_lock held: the octet goes in when events are pending and it is not there yet. */
+static void signal_pending(struct rcm_channel *ch)
 {
 	static const uint8_t one = 1;
 
+	if (ch->head != NULL && !ch->signalled &&
+	    send(ch->wfd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+		ch->signalled = true;
+}
+
+static void enqueue(struct rcm_channel *ch, struct rcm_event *e)
+{
 	e->next = NULL;
 	if (ch->tail != NULL)
 		ch->tail->next = e;
 	else
 		ch->head = e;
 	ch->tail = e;
-	/* A socketpair holds far more octets than a consumer leaves events pending. */
-	(void)send(ch->wfd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	signal_pending(ch);
 }
 
-/* Unlink e (prev is its predecessor or NULL) and take its octet back. */
+/* Unlink e (prev is its predecessor or NULL); the octet comes back out with the last event. */
 static void unqueue(struct rcm_channel *ch, struct rcm_event *prev, struct rcm_event *e)
 {
 	uint8_t b;
@@ -119,8 +129,8 @@ static void unqueue(struct rcm_channel *ch, struct rcm_event *prev, struct rcm_e
 	if (ch->tail == e)
 		ch->tail = prev;
 	e->next = NULL;
-	if (recv(ch->pub.fd, &b, 1, MSG_DONTWAIT) != 1)
-		ch->debt++;
+	if (ch->head == NULL && ch->signalled && recv(ch->pub.fd, &b, 1, MSG_DONTWAIT) == 1)
+		ch->signalled = false;
 }
 
 static uint8_t clamp_u8(uint16_t v)
@@ -197,22 +207,22 @@ void rcm_move_events(struct rcm_id *id, struct rcm_channel *to)
 
 /* ---- consumer side -------------------------------------------------------------------- */
 
-/* Pop the head after its octet was read: the event, or NULL when a debt was settled. */
+/* Pop the head after the octet was read (NULL: the events it stood for were dropped), and
+ * put the octet back while more are pending. */
 static struct rcm_event *take(struct rcm_channel *ch)
 {
 	struct rcm_event *e = ch->head;
 
-	if (e == NULL) {
-		if (ch->debt > 0)
-			ch->debt--;
-		return NULL;
+	ch->signalled = false;
+	if (e != NULL) {
+		ch->head = e->next;
+		if (ch->tail == e)
+			ch->tail = NULL;
+		e->next = NULL;
+		e->delivered = true;
+		e->owner->events_out++;
 	}
-	ch->head = e->next;
-	if (ch->tail == e)
-		ch->tail = NULL;
-	e->next = NULL;
-	e->delivered = true;
-	e->owner->events_out++;
+	signal_pending(ch);
 	return e;
 }
 

@@ -78,7 +78,7 @@ struct rcm_channel {
 	struct rdma_event_channel pub; /* first: fd = the consumer's end */
 	int wfd;                       /* our end: one octet per queued event */
 	struct rcm_event *head, *tail; /* queued, not yet taken */
-	unsigned debt;                 /* octets a getter consumed for an event removed since */
+	bool signalled;                /* the octet is in the socket, or a getter holds it */
 	unsigned ids;                  /* ids on this channel (destroy refuses while > 0) */
 	struct rcm_channel *next_dead; /* destroyed, kept for reuse (rcm_channel.c) */
 };
