@@ -67,13 +67,13 @@ static void default_attr(struct rn_device_attr *a)
 	a->vendor_id = 0x626d61;     /* what Linux siw reports (OUI-less software device) */
 	a->vendor_part_id = 0x5352;  /* "SR" */
 	a->hw_ver = 1;
-	a->max_qp = 1024;
+	a->max_qp = 65536;           /* counted only: a QP costs what it holds (docs/rnic.md) */
 	a->max_qp_wr = 16384;        /* rn_qp's default limit */
 	a->max_send_sge = RN_RQ_MAX_SGE;
 	a->max_write_sge = RN_RQ_MAX_SGE;
 	a->max_recv_sge = RN_RQ_MAX_SGE;
 	a->max_inline = 256;
-	a->max_cq = 2048;
+	a->max_cq = 65536;           /* counted only, as QPs */
 	/* A power of two (CQ rings mask), about Linux siw's limit (3,276,800): libfabric's rxm asks
 	 * (rx + tx depth) x its universe size entries for one CQ. The ring is what was asked for. */
 	a->max_cqe = 1u << 22;
@@ -184,6 +184,7 @@ static void free_parts(struct rn_device *dev)
 	rn_progress_destroy(dev->eng);
 	rn_evq_destroy(dev->evq);
 	rn_mem_destroy(dev->mem);
+	rn_feed_free(&dev->feeds);
 	pthread_cond_destroy(&dev->ah_cond);
 	pthread_mutex_destroy(&dev->ah_lock);
 	pthread_mutex_destroy(&dev->lock);

@@ -20,6 +20,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "rn_device_feed.h"
 #include "rn_device_int.h"
 #include "rn_transport.h"
 
@@ -38,6 +39,8 @@ struct rn_dev_conn {
 	uint32_t events;
 	struct rn_progress_timer kick;
 	struct rn_dev_conn *next;       /* dev->conns, under dev->lock */
+	const struct rn_cq *fcq[2];     /* the CQs obj feeds (dev->feeds), NULL: none */
+	unsigned fpos[2];               /* c's index among each one's feeders */
 };
 
 struct rn_dev_cm {
@@ -219,9 +222,38 @@ enum rn_status rn_device_conn_alloc(struct rn_device *dev, const struct rn_dev_c
 	pthread_mutex_lock(&dev->lock);
 	c->next = dev->conns;
 	dev->conns = c;
+	dev->nconns++;
 	pthread_mutex_unlock(&dev->lock);
 	*out = c;
 	return RN_OK;
+}
+
+/* dev->lock held: c joins the feeders of the CQs its object completes into. */
+static enum rn_status feeds_add(struct rn_device *dev, struct rn_dev_conn *c)
+{
+	if (!c->ops->cqs || !c->ops->try_progress)
+		return RN_OK;
+	c->ops->cqs(c->obj, c->fcq);
+	if (c->fcq[1] == c->fcq[0])
+		c->fcq[1] = NULL;
+	for (int k = 0; k < 2; k++) {
+		if (c->fcq[k] && rn_feed_add(&dev->feeds, c->fcq[k], c, &c->fpos[k])) {
+			for (int j = 0; j < k; j++)
+				if (c->fcq[j])
+					rn_feed_del(&dev->feeds, c->fcq[j], c->fpos[j]);
+			c->fcq[0] = c->fcq[1] = NULL;
+			return RN_ERR_NO_RESOURCES;
+		}
+	}
+	return RN_OK;
+}
+
+static void feeds_del(struct rn_device *dev, struct rn_dev_conn *c)
+{
+	for (int k = 0; k < 2; k++)
+		if (c->fcq[k])
+			rn_feed_del(&dev->feeds, c->fcq[k], c->fpos[k]);
+	c->fcq[0] = c->fcq[1] = NULL;
 }
 
 enum rn_status rn_device_conn_attach(struct rn_dev_conn *c, void *obj)
@@ -231,6 +263,11 @@ enum rn_status rn_device_conn_attach(struct rn_dev_conn *c, void *obj)
 	pthread_mutex_lock(&c->lock);
 	c->obj = obj;
 	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&c->dev->lock);
+	enum rn_status rc = feeds_add(c->dev, c);
+	pthread_mutex_unlock(&c->dev->lock);
+	if (rc)
+		return rc;
 	atomic_store(&c->live, true);
 	rn_device_engine_up(c->dev);
 	rn_device_conn_wake(c);
@@ -277,9 +314,11 @@ void rn_device_conn_free(struct rn_dev_conn *c)
 	for (struct rn_dev_conn **pp = &dev->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
+			dev->nconns--;
 			break;
 		}
 	}
+	feeds_del(dev, c);
 	if (c->counted)
 		dev->nqp--;
 	pthread_mutex_unlock(&dev->lock);
@@ -313,25 +352,29 @@ static bool conn_pin(struct rn_dev_conn *c)
 }
 
 /* The attached objects to progress from a poll of cq, pinned; at most max: those feeding cq
- * first, then the others. The others too because a busy-polling consumer holds the engine's
- * thread off (note_poll): a QP that completes elsewhere, or not at all (the responder
- * of RDMA Reads while the application polls another QP's CQ, as ib_read_lat's server polls
- * its handshake QP's CQ), would wait out every hold. */
+ * (from where the last poll of cq left off, so each gets its turn), then, on a device with
+ * few attachments, the others. The others too because a busy-polling consumer holds the
+ * engine's thread off (note_poll): a QP that completes elsewhere, or not at all (the
+ * responder of RDMA Reads while the application polls another QP's CQ, as ib_read_lat's
+ * server polls its handshake QP's CQ), would wait out every hold. Not on a device with many:
+ * that walk would cost every empty poll time in the number of QPs open; there the hold's
+ * passes (conn_hold_pass) serve them. */
 static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
 			     struct rn_dev_conn **out, unsigned max)
 {
-	unsigned n = 0;
+	void *feeders[RN_DEVICE_POLL_QPS];
+	unsigned n = 0, k;
 
 	pthread_mutex_lock(&dev->lock);
-	for (int feeding = 1; feeding >= 0; feeding--) {
-		for (struct rn_dev_conn *c = dev->conns; c && n < max; c = c->next) {
-			if (!conn_pin(c))   /* first: c->obj is set only once it is live */
-				continue;
-			if ((int)c->ops->feeds_cq(c->obj, cq) == feeding)
-				out[n++] = c;
-			else
-				atomic_fetch_sub(&c->pins, 1);
-		}
+	k = rn_feed_take(&dev->feeds, cq, feeders, max < RN_DEVICE_POLL_QPS ? max : RN_DEVICE_POLL_QPS);
+	for (unsigned i = 0; i < k; i++)
+		if (conn_pin(feeders[i]))   /* first: c->obj is set only once it is live */
+			out[n++] = feeders[i];
+	for (struct rn_dev_conn *c = dev->conns;
+	     dev->nconns <= RN_DEVICE_POLL_ALL && c && n < max; c = c->next) {
+		if (c->fcq[0] == cq || c->fcq[1] == cq || !conn_pin(c))
+			continue;
+		out[n++] = c;
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return n;
@@ -395,7 +438,10 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	rn_thread_set_cq_poller(false);
 	if (rd)
 		rn_mem_reader_unregister(dev->mem, reader);
-	note_call(dev, now, did ? rn_progress_now_ns() : now, true);
+	/* a poll that could drive nothing (no QP feeds cq, the device has too many to take the
+	 * others) must not hold the engine's thread: nobody else would run their work */
+	if (n)
+		note_call(dev, now, did ? rn_progress_now_ns() : now, true);
 	return did;
 }
 

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "rn_device.h"
+#include "rn_device_feed.h"
 
 #define RN_DEVICE_MAGIC 0x524e4943u /* "RNIC" */
 
@@ -39,6 +40,8 @@ struct rn_device {
 	struct rn_dev_obj *objs[RN_DK_COUNT];
 	uint32_t count[RN_DK_COUNT];
 	uint32_t nqp, ncm;
+	uint32_t nconns;               /* attached objects (conns) */
+	struct rn_feed_tab feeds;      /* CQ -> the conns feeding it (rn_device_feed.h) */
 	struct rn_dev_conn *conns;
 	struct rn_dev_cm *cms;
 	atomic_uint next_id;

@@ -7,7 +7,7 @@ static int qp_fd(void *o) { return rn_qp_fd(o); }
 static int qp_readable(void *o) { return rn_qp_on_readable(o); }
 static int qp_writable(void *o) { return rn_qp_on_writable(o); }
 static bool qp_wants_write(void *o) { return rn_qp_wants_write(o); }
-static bool qp_feeds_cq(void *o, const struct rn_cq *cq) { return rn_qp_uses_cq(o, cq); }
+static void qp_cqs(void *o, const struct rn_cq *out[2]) { rn_qp_cqs(o, out); }
 static int qp_try_progress(void *o) { return rn_qp_try_progress(o); }
 
 /* Close of the device: type-2 windows still bound to the QP would refuse Destroy QP, and
@@ -31,7 +31,7 @@ static void qp_destroy_forced(struct rn_device *dev, void *o)
 }
 
 static const struct rn_dev_conn_ops qp_ops = {
-	qp_fd, qp_readable, qp_writable, qp_wants_write, qp_destroy_forced, qp_feeds_cq,
+	qp_fd, qp_readable, qp_writable, qp_wants_write, qp_destroy_forced, qp_cqs,
 	qp_try_progress,
 };
 

@@ -949,9 +949,10 @@ int rn_qp_try_progress(struct rn_qp *qp)
 	return did;
 }
 
-bool rn_qp_uses_cq(const struct rn_qp *qp, const struct rn_cq *cq)
+void rn_qp_cqs(const struct rn_qp *qp, const struct rn_cq *out[2])
 {
-	return qp->ia.send_cq == cq || qp->ia.recv_cq == cq; /* fixed at create */
+	out[0] = qp->ia.send_cq; /* fixed at create */
+	out[1] = qp->ia.recv_cq;
 }
 
 bool rn_qp_wants_write(struct rn_qp *qp)

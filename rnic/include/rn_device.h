@@ -128,6 +128,7 @@ int rn_device_progress(struct rn_device *dev, int timeout_ms);
  * (docs/decisions.md). Returns the number of QPs that did something (then poll
  * again). */
 #define RN_DEVICE_POLL_QPS 8
+#define RN_DEVICE_POLL_ALL 64     /* up to this many QPs, also those of other CQs */
 #define RN_DEVICE_STREAK_NS 10000u
 #define RN_DEVICE_STREAK_RUN 4u
 #define RN_DEVICE_HOLD_US 2000u
@@ -194,10 +195,11 @@ struct rn_dev_conn_ops {
 	bool (*wants_write)(void *obj);
 	void (*destroy)(struct rn_device *dev, void *obj); /* close of the device: destroy obj
 	                                                    * (NULL: nothing) */
-	/* Consumer-side progress (rn_device_cq_progress); both NULL: never. feeds_cq: whether
-	 * obj completes into cq (no locks, cheap). try_progress: on_readable + on_writable work
-	 * from an application thread if obj is free now: < 0 busy, else as on_readable. */
-	bool (*feeds_cq)(void *obj, const struct rn_cq *cq);
+	/* Consumer-side progress (rn_device_cq_progress); both NULL: never. cqs: the CQs obj
+	 * completes into (send, receive; fixed for its life, read once at attach). try_progress:
+	 * on_readable + on_writable work from an application thread if obj is free now: < 0
+	 * busy, else as on_readable. */
+	void (*cqs)(void *obj, const struct rn_cq *out[2]);
 	int (*try_progress)(void *obj);
 };
 struct rn_dev_conn;

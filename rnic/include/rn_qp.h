@@ -317,8 +317,8 @@ bool rn_qp_wants_write(struct rn_qp *qp);
 /* The same work from an application thread (receive, then transmit and completions), only
  * when the QP's lock is free: -EBUSY when another thread holds it, else as on_readable. */
 int rn_qp_try_progress(struct rn_qp *qp);
-/* Whether qp completes into cq (its SQ or RQ CQ). */
-bool rn_qp_uses_cq(const struct rn_qp *qp, const struct rn_cq *cq);
+/* The CQs qp completes into: its SQ's, then its RQ's. */
+void rn_qp_cqs(const struct rn_qp *qp, const struct rn_cq *out[2]);
 
 /* ---- small accessors ---------------------------------------------------------------------- */
 uint32_t rn_qp_id(const struct rn_qp *qp);

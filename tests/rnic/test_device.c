@@ -372,14 +372,13 @@ static int bf_try(void *o)
 		atomic_fetch_add(&b->try_reads, 1);
 	return r;
 }
-static bool bf_feeds(void *o, const struct rn_cq *cq)
+static void bf_cqs(void *o, const struct rn_cq *out[2])
 {
 	(void)o;
-	(void)cq;
-	return false;
+	out[0] = out[1] = NULL; /* feeds no CQ */
 }
 static const struct rn_dev_conn_ops busy_ops = { f_fd, f_readable, f_writable, f_wants, NULL,
-						 bf_feeds, bf_try };
+						 bf_cqs, bf_try };
 
 /* A busy_fake on one end of a fresh socketpair, attached to dev; and its end (the device
  * closed with it). */
