@@ -455,6 +455,11 @@ uint64_t rn_cq_overflows(struct rn_cq *cq)
 	return atomic_load_explicit(&cq->ovf_count, memory_order_relaxed);
 }
 
+bool rn_cq_armed(const struct rn_cq *cq)
+{
+	return atomic_load_explicit((atomic_int *)&cq->armed, memory_order_relaxed) != 0;
+}
+
 void *rn_cq_context(const struct rn_cq *cq)
 {
 	return cq->context;

@@ -439,8 +439,9 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	if (rd)
 		rn_mem_reader_unregister(dev->mem, reader);
 	/* a poll that could drive nothing (no QP feeds cq, the device has too many to take the
-	 * others) must not hold the engine's thread: nobody else would run their work */
-	if (n)
+	 * others) must not hold the engine's thread: nobody else would run their work; nor one
+	 * of an armed CQ: its consumer waits on the channel next, for the engine to deliver */
+	if (n && !rn_cq_armed(cq))
 		note_call(dev, now, did ? rn_progress_now_ns() : now, true);
 	return did;
 }
@@ -461,8 +462,10 @@ void rn_device_consumer_posted(struct rn_device *dev, uint64_t start)
 
 void rn_device_consumer_blocks(struct rn_device *dev)
 {
-	if (rn_device_valid(dev))
+	if (rn_device_valid(dev)) {
 		rn_progress_unhold(dev->eng);
+		atomic_store_explicit(&dev->poll_run, 0, memory_order_relaxed); /* a new run */
+	}
 	rn_engine_consumer_blocks(); /* and the engine's hold for this consumer */
 }
 

@@ -227,7 +227,8 @@ int sv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		if (got < want)
 			break;
 	}
-	if (done > 0)
+	/* a reaping poll of an armed CQ is an event-driven consumer's: it waits next */
+	if (done > 0 && !rn_cq_armed(q->rn))
 		rn_device_cq_reaped(sv_ctx(cq->context)->dev);
 	/* empty: receive for the QPs feeding this CQ here, rather than wait for the engine's
 	 * thread (consumer-side progress, rn_device_cq_progress) */

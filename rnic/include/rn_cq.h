@@ -22,6 +22,7 @@
 #endif
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rn_event.h"
@@ -103,6 +104,9 @@ void rn_cq_unref(struct rn_cq *cq);
 uint32_t rn_cq_count(struct rn_cq *cq);
 uint64_t rn_cq_overflows(struct rn_cq *cq);
 void *rn_cq_context(const struct rn_cq *cq);
+/* Armed (rn_cq_req_notify) and not fired since: its consumer is about to wait on the
+ * channel rather than poll on (a snapshot). */
+bool rn_cq_armed(const struct rn_cq *cq);
 
 /* Completion channel: one eventfd shared by any number of CQs (ibv_comp_channel).
  * These calls return errno values (0, ENOMEM, EBUSY, EAGAIN, EINTR) as libibverbs does. */
