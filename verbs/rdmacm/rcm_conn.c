@@ -40,6 +40,12 @@ static bool cm_state(enum rcm_state s)
 	       s == RCM_ACCEPTING || s == RCM_REJECTING;
 }
 
+bool rcm_conn_quiet(const struct rcm_id *id)
+{
+	return id->state == RCM_CONNECTED && id->qp_linked && id->conn == NULL && id->cm == NULL &&
+	       !id->evicted && !atomic_load(&id->llp_down);
+}
+
 int rcm_conn_wait(const struct rcm_id *id, short *events, int *timeout_ms)
 {
 	*timeout_ms = -1;

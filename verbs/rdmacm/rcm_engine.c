@@ -69,7 +69,7 @@ static void collect(struct waitset *w)
 	w->n = 0;
 	w->timeout = -1;
 	(void)waitset_add(w, eng.bell, POLLIN);
-	for (struct rcm_id *id = rcm_ids; id != NULL; id = id->next) {
+	for (struct rcm_id *id = rcm_busy; id != NULL; id = id->bnext) {
 		short ev = 0;
 		int t = -1;
 		int fd = rcm_conn_wait(id, &ev, &t);
@@ -79,17 +79,34 @@ static void collect(struct waitset *w)
 	}
 }
 
-/* Progress every id that waits on something (rcm_lock held). An id may free itself. */
+/* Quiet ids whose QP's stream ended since the last look go back to the engine (rcm_lock
+ * held). A walk of all ids, but only after a stream ended. */
+static void wake_ended(unsigned *seen)
+{
+	unsigned gen = atomic_load(&rcm_llp_gen);
+
+	if (gen == *seen)
+		return;
+	*seen = gen;
+	for (struct rcm_id *id = rcm_ids; id != NULL; id = id->next)
+		if (!id->busy && atomic_load(&id->llp_down))
+			rcm_busy_link(id);
+}
+
+/* Progress every id that waits on something, and set aside the ones that have nothing left
+ * to wait for (rcm_lock held). An id may free itself. */
 static void drive(void)
 {
-	struct rcm_id *id = rcm_ids;
+	struct rcm_id *id = rcm_busy;
 
 	while (id != NULL) {
-		struct rcm_id *next = id->next;
+		struct rcm_id *next = id->bnext;
 		short ev = 0;
 		int t = -1;
 		if (rcm_conn_wait(id, &ev, &t) >= 0 || t >= 0)
 			rcm_conn_progress(id);
+		else if (rcm_conn_quiet(id))
+			rcm_busy_unlink(id);
 		id = next;
 	}
 }
@@ -98,15 +115,18 @@ static void *engine_main(void *arg)
 {
 	struct waitset w = { 0 };
 	uint64_t v;
+	unsigned llp_seen = 0;
 
 	(void)arg;
 	pthread_mutex_lock(&rcm_lock);
 	while (!eng.stop) {
+		wake_ended(&llp_seen);
 		collect(&w);
 		pthread_mutex_unlock(&rcm_lock);
 		(void)poll(w.pfd, (nfds_t)w.n, w.timeout);
 		(void)!read(eng.bell, &v, sizeof(v));
 		pthread_mutex_lock(&rcm_lock);
+		wake_ended(&llp_seen);
 		drive();
 	}
 	pthread_mutex_unlock(&rcm_lock);

@@ -90,6 +90,8 @@ struct rcm_id {
 	bool sync;               /* created with a NULL channel: calls wait for their event */
 	bool bound;              /* route.addr.src_addr set by bind or resolve */
 	struct rcm_id *next, *prev; /* all ids (rcm_ids) */
+	struct rcm_id *bnext, *bprev; /* ids the engine drives (rcm_busy) */
+	bool busy;               /* on rcm_busy */
 	struct rcm_id *listener; /* children: the listening id (NULL once detached) */
 	bool evicted;            /* hidden child dropped for a newer one (RCM_EMBRYONIC_MAX) */
 	struct rn_cm *cm;
@@ -123,9 +125,17 @@ static inline struct rcm_channel *rcm_ch_of(struct rdma_event_channel *ch)
 extern pthread_mutex_t rcm_lock;
 extern pthread_cond_t rcm_cond; /* broadcast when an event is acked or an id changes state */
 extern struct rcm_id *rcm_ids;
+/* The ids the engine drives: all but connected ones whose QP carries the stream (they need
+ * it again only when the stream ends, which rcm_llp_gen counts), so that a process with
+ * 10,000 connections does not walk them on every wake-up. */
+extern struct rcm_id *rcm_busy;
+extern atomic_uint rcm_llp_gen;
 
+/* rcm_ids and rcm_busy (rcm_lock held) */
 void rcm_id_link(struct rcm_id *id);
 void rcm_id_unlink(struct rcm_id *id);
+void rcm_busy_link(struct rcm_id *id);
+void rcm_busy_unlink(struct rcm_id *id);
 
 /* librdmacm convention: return -1 with errno = err (a positive value). */
 int rcm_err(int err);
@@ -161,6 +171,9 @@ void rcm_engine_kick(void); /* something to drive changed: rebuild the wait set 
 
 /* What id waits on now: fd (-1: nothing), poll events, ms until its timer (-1: none). */
 int rcm_conn_wait(const struct rcm_id *id, short *events, int *timeout_ms);
+/* Connected with the stream on its QP and nothing to report: the engine can leave it until
+ * the stream ends (rcm_busy). */
+bool rcm_conn_quiet(const struct rcm_id *id);
 /* rcm_mpa_env.c: SOFTRNIC_MPA's options applied to p; -1 (said on stderr) when unknown */
 int rcm_mpa_env(struct mpa_policy *p);
 void rcm_conn_progress(struct rcm_id *id);

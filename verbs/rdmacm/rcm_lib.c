@@ -6,6 +6,34 @@
 pthread_mutex_t rcm_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t rcm_cond = PTHREAD_COND_INITIALIZER;
 struct rcm_id *rcm_ids;
+struct rcm_id *rcm_busy;
+atomic_uint rcm_llp_gen;
+
+void rcm_busy_link(struct rcm_id *id)
+{
+	if (id->busy)
+		return;
+	id->bprev = NULL;
+	id->bnext = rcm_busy;
+	if (rcm_busy != NULL)
+		rcm_busy->bprev = id;
+	rcm_busy = id;
+	id->busy = true;
+}
+
+void rcm_busy_unlink(struct rcm_id *id)
+{
+	if (!id->busy)
+		return;
+	if (id->bprev != NULL)
+		id->bprev->bnext = id->bnext;
+	else
+		rcm_busy = id->bnext;
+	if (id->bnext != NULL)
+		id->bnext->bprev = id->bprev;
+	id->bnext = id->bprev = NULL;
+	id->busy = false;
+}
 
 void rcm_id_link(struct rcm_id *id)
 {
@@ -14,6 +42,7 @@ void rcm_id_link(struct rcm_id *id)
 	if (rcm_ids != NULL)
 		rcm_ids->prev = id;
 	rcm_ids = id;
+	rcm_busy_link(id);
 }
 
 void rcm_id_unlink(struct rcm_id *id)
@@ -25,6 +54,7 @@ void rcm_id_unlink(struct rcm_id *id)
 	if (id->next != NULL)
 		id->next->prev = id->prev;
 	id->next = id->prev = NULL;
+	rcm_busy_unlink(id);
 }
 
 int rcm_err(int err)
