@@ -423,8 +423,9 @@ static void listen_log(uint16_t port)
 	close(fd);
 }
 
-/* The engine's half-open children are whole connections (no SYN cookies), so a listener
- * holds at most this many from SYN to accept, whatever its owner asks. */
+/* A listener's children are whole connections: it holds at most this many half-open and as
+ * many not yet accepted, whatever its owner asks. Past the half-open ones it answers with
+ * SYN cookies, which hold nothing (docs/tcp.md). */
 #define DP_LISTEN_BACKLOG_MAX 128
 
 static int dp_listen(const struct rn_transport *t, const struct sockaddr *addr, socklen_t len,

@@ -9,6 +9,21 @@
 
 #include "tcp_int.h"
 
+uint16_t tcp_stack_rcv_mss(const struct tcp_stack *s)
+{
+	return (uint16_t)(net_if_mtu(s->nif) - 40);
+}
+
+/* Scale so that the whole receive buffer fits the 16-bit field (RFC 7323 2.2). */
+uint8_t tcp_stack_rcv_wscale(const struct tcp_stack *s)
+{
+	uint8_t ws = 0;
+
+	while (ws < TCP_MAX_WSCALE && (s->cfg.rcv_buf >> ws) > 65535)
+		ws++;
+	return ws;
+}
+
 struct tcp_conn *tcp_conn_alloc(struct tcp_stack *s)
 {
 	struct tcp_conn *c = calloc(1, sizeof(*c));
@@ -28,12 +43,10 @@ struct tcp_conn *tcp_conn_alloc(struct tcp_stack *s)
 	c->ws_ok = !s->cfg.no_wscale;
 	c->ts_ok = !s->cfg.no_timestamps;
 	c->sack_ok = !s->cfg.no_sack;
-	c->rcv_mss = (uint16_t)(net_if_mtu(s->nif) - 40);
+	c->rcv_mss = tcp_stack_rcv_mss(s);
 	c->peer_mss = TCP_DEFAULT_MSS;
 	c->snd_mss = TCP_DEFAULT_MSS;
-	/* Scale so that the whole receive buffer fits the 16-bit field (RFC 7323 2.2). */
-	while (c->rcv_wscale < TCP_MAX_WSCALE && (s->cfg.rcv_buf >> c->rcv_wscale) > 65535)
-		c->rcv_wscale++;
+	c->rcv_wscale = tcp_stack_rcv_wscale(s);
 	tcp_rto_init(&c->rto, s->cfg.rto_init_ms * 1000, s->cfg.rto_min_ms * 1000, TCP_RTO_MAX_US);
 	tcp_cc_init(&c->cc, s->cfg.cc, c->snd_mss);
 	tcp_sack_rcv_init(&c->sack_rcv);

@@ -16,14 +16,17 @@ static bool time_wait_reopen(struct tcp_conn *c, const struct tcp_seg *seg)
 	return seq_gt(seg->seq, c->rcv_nxt);
 }
 
-static void no_conn(struct tcp_stack *s, struct rte_mbuf *m, const struct tcp_seg *seg)
+static void no_conn(struct tcp_stack *s, struct rte_mbuf *m, struct tcp_seg *seg)
 {
 	struct tcp_listener *l = tcp_listener_find(s, seg->dport);
 
 	if (seg->flags & TCP_F_RST)
 		goto drop;
 	if (l) {
-		/* LISTEN (3.10.7.2): ACK -> RST; SYN -> new child; anything else dropped. */
+		/* LISTEN (3.10.7.2): ACK -> RST unless it returns a SYN cookie; SYN -> new child
+		 * (or a cookie); anything else dropped. */
+		if ((seg->flags & TCP_F_ACK) && tcp_listen_cookie_ack(l, m, seg))
+			return;
 		if (seg->flags & TCP_F_ACK)
 			tcp_send_rst_for(s, seg);
 		else if (seg->flags & TCP_F_SYN)

@@ -16,6 +16,7 @@
 #include "tcp_rto.h"
 #include "tcp_sack.h"
 #include "tcp_segment.h"
+#include "tcp_syncookie.h"
 #include "tcp_seq.h"
 #include "tcp_wheel.h"
 
@@ -110,6 +111,7 @@ enum tcp_conn_flags {
 	TCPF_ABORTED = 1u << 18,     /* tcp_abort: only on_zc_done may still come */
 	TCPF_FIN_OOO = 1u << 19,     /* a FIN arrived out of order at fin_seq */
 	TCPF_TLP_DONE = 1u << 20,    /* a tail loss probe went out since the last new ACK */
+	TCPF_HALF_OPEN = 1u << 21,   /* a listener's child in SYN-RECEIVED (listener->half_open) */
 };
 
 struct tcp_conn {
@@ -200,6 +202,9 @@ struct tcp_listener {
 	uint16_t port;
 	int backlog;
 	int pending;               /* half-open + established not accepted */
+	int half_open;             /* of pending: children in SYN-RECEIVED (the SYN queue) */
+	bool cookies_used;         /* a SYN cookie went out, last at cookie_sent_us */
+	uint64_t cookie_sent_us;
 	struct tcp_link acceptq;
 	const struct tcp_listener_ops *ops;
 	void *arg;
@@ -213,6 +218,7 @@ struct tcp_stack {
 	struct tcp_conn *hash_last; /* the last lookup's hit: segments come in runs */
 	struct tcp_wheel wheel;
 	struct tcp_isn isn;
+	struct tcp_syncookie cookie;
 	struct tcp_link conns, listeners, deferred, reap, zc_free;
 	uint32_t nconns;
 	unsigned cb_depth;         /* inside input/poll: callbacks allowed, frees deferred */
@@ -244,6 +250,9 @@ int tcp_port_pick(struct tcp_stack *s, uint32_t raddr, uint16_t rport, uint16_t 
 struct tcp_listener *tcp_listener_find(struct tcp_stack *s, uint16_t port);
 
 /* tcp_conn.c */
+/* What every connection of s announces: its MSS option and its window scale. */
+uint16_t tcp_stack_rcv_mss(const struct tcp_stack *s);
+uint8_t tcp_stack_rcv_wscale(const struct tcp_stack *s);
 struct tcp_conn *tcp_conn_alloc(struct tcp_stack *s);
 void tcp_conn_set_state(struct tcp_conn *c, enum tcp_state st);
 void tcp_conn_init_send(struct tcp_conn *c, uint32_t iss);
@@ -258,9 +267,17 @@ void tcp_run_deferred(struct tcp_stack *s);
 bool tcp_conn_user_alive(const struct tcp_conn *c);
 
 /* tcp_listen.c */
+/* A new child of l for seg's 4-tuple: hashed, counted in pending, on the accept queue. */
+struct tcp_conn *tcp_listen_child(struct tcp_listener *l, const struct tcp_seg *seg);
 void tcp_listen_syn(struct tcp_listener *l, struct rte_mbuf *m, const struct tcp_seg *seg);
 void tcp_listen_conn_established(struct tcp_conn *c);
 void tcp_listen_conn_gone(struct tcp_conn *c);
+
+/* tcp_listen_cookie.c */
+void tcp_listen_cookie_reply(struct tcp_listener *l, const struct tcp_seg *seg);
+/* An ACK for a listening port: true when it returned a good cookie (m is then taken: a new
+ * connection, or dropped while the accept queue is full). */
+bool tcp_listen_cookie_ack(struct tcp_listener *l, struct rte_mbuf *m, struct tcp_seg *seg);
 
 /* tcp_input.c */
 void tcp_l4_input(void *arg, struct rte_mbuf *m, const struct net_ip_info *info);

@@ -35,8 +35,30 @@ uint16_t tcp_listener_port(const struct tcp_listener *l)
 	return l->port;
 }
 
+struct tcp_conn *tcp_listen_child(struct tcp_listener *l, const struct tcp_seg *seg)
+{
+	struct tcp_conn *c = tcp_conn_alloc(l->s);
+
+	if (!c)
+		return NULL;
+	c->laddr = seg->dst;
+	c->raddr = seg->src;
+	c->lport = seg->dport;
+	c->rport = seg->sport;
+	if (tcp_hash_add(c)) {
+		tcp_conn_release(c);
+		return NULL;
+	}
+	c->listener = l;
+	l->pending++;
+	tcp_link_add_tail(&l->acceptq, &c->lq);
+	return c;
+}
+
 /* A SYN (no ACK, no RST) for a listening port: a new child in SYN-RECEIVED answering with
- * SYN-ACK, unless the backlog is full (dropped and counted: the peer retries). */
+ * SYN-ACK while the backlog has room; past it a SYN cookie, which holds nothing; dropped and
+ * counted when the accept queue alone fills the backlog (the application is not accepting:
+ * the peer retries) or cookies are off. */
 void tcp_listen_syn(struct tcp_listener *l, struct rte_mbuf *m, const struct tcp_seg *seg)
 {
 	struct tcp_stack *s = l->s;
@@ -44,20 +66,15 @@ void tcp_listen_syn(struct tcp_listener *l, struct rte_mbuf *m, const struct tcp
 
 	(void)m;
 	if (l->pending >= l->backlog) {
-		s->st.syn_backlog_drops++;
+		if (l->pending - l->half_open >= l->backlog || s->cfg.no_syncookies)
+			s->st.syn_backlog_drops++;
+		else
+			tcp_listen_cookie_reply(l, seg);
 		return;
 	}
-	c = tcp_conn_alloc(s);
+	c = tcp_listen_child(l, seg);
 	if (!c)
 		return;
-	c->laddr = seg->dst;
-	c->raddr = seg->src;
-	c->lport = seg->dport;
-	c->rport = seg->sport;
-	if (tcp_hash_add(c)) {
-		tcp_conn_release(c);
-		return;
-	}
 	c->irs = seg->seq;
 	c->rcv_nxt = seg->seq + 1;
 	c->rcv_adv = c->rcv_nxt;
@@ -72,19 +89,28 @@ void tcp_listen_syn(struct tcp_listener *l, struct rte_mbuf *m, const struct tcp
 		c->ts_recent = seg->opts.ts_val;
 		c->ts_recent_ms = tcp_now_us(s) / 1000;
 	}
-	c->listener = l;
-	l->pending++;
-	tcp_link_add_tail(&l->acceptq, &c->lq);
+	l->half_open++;
+	c->flags |= TCPF_HALF_OPEN;
 	tcp_conn_set_state(c, TCP_SYN_RECEIVED);
 	s->st.passive_opens++;
 	tcp_output(c);
 }
 
 /* on_acceptable runs from input directly (a callback context). */
+static void half_open_over(struct tcp_conn *c)
+{
+	if (!(c->flags & TCPF_HALF_OPEN))
+		return;
+	c->flags &= ~TCPF_HALF_OPEN;
+	c->listener->half_open--;
+}
+
 void tcp_listen_conn_established(struct tcp_conn *c)
 {
 	struct tcp_listener *l = c->listener;
 
+	if (l)
+		half_open_over(c);
 	if (l && l->ops && l->ops->on_acceptable)
 		l->ops->on_acceptable(l->arg, l);
 }
@@ -93,6 +119,7 @@ void tcp_listen_conn_gone(struct tcp_conn *c)
 {
 	if (!c->listener)
 		return;
+	half_open_over(c);
 	c->listener->pending--;
 	tcp_link_del(&c->lq);
 	c->listener = NULL;

@@ -133,6 +133,7 @@ int tcp_stack_create(const struct tcp_stack_cfg *cfg, struct tcp_stack **out)
 	tcp_wheel_init(&s->wheel, TCP_TICK_US, tcp_now_us(s));
 	s->next_due_us = UINT64_MAX;
 	tcp_isn_init(&s->isn, s->cfg.isn_key);
+	tcp_syncookie_init(&s->cookie, s->isn.key);
 	net_if_set_l4(s->nif, IPPROTO_TCP, tcp_l4_input, s);
 	net_if_set_unreach(s->nif, tcp_unreach, s);
 	*out = s;

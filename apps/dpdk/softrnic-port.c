@@ -233,9 +233,12 @@ static void print_stats(struct dpdk_port *p, struct net_if *nif)
 	       ns.ip_not_for_us, ns.ip_unknown_proto, ns.icmp_echo_in, ns.icmp_echo_out,
 	       ns.icmp_other_in);
 	printf("tcp: in_segs=%" PRIu64 " out_segs=%" PRIu64 " in_errs=%" PRIu64
-	       " in_csum_errs=%" PRIu64 " in_csum_partial=%" PRIu64 " no_port_rsts=%" PRIu64 "\n",
+	       " in_csum_errs=%" PRIu64 " in_csum_partial=%" PRIu64 " no_port_rsts=%" PRIu64
+	       " syn_backlog_drops=%" PRIu64 " syncookies_sent=%" PRIu64 " syncookies_ok=%" PRIu64
+	       " syncookies_failed=%" PRIu64 "\n",
 	       ts.in_segs, ts.out_segs, ts.in_errs, ts.in_csum_errs, ts.in_csum_partial,
-	       ts.no_port_rsts);
+	       ts.no_port_rsts, ts.syn_backlog_drops, ts.syncookies_sent, ts.syncookies_ok,
+	       ts.syncookies_failed);
 }
 
 static void announce(struct net_if *nif)

@@ -71,6 +71,7 @@ struct tcp_stack_cfg {
 	bool no_sack;           /* do not offer SACK (on by default) */
 	bool no_timestamps;     /* do not offer timestamps (on by default) */
 	bool no_wscale;         /* do not offer window scaling (on by default) */
+	bool no_syncookies;     /* a full SYN queue drops SYNs instead of sending cookies */
 	enum tcp_cc_algo cc;    /* default NEWRENO */
 	uint32_t delack_us;     /* delayed-ACK timeout; 0 = 1000 (RFC 9293: < 500 ms) */
 	uint32_t msl_ms;        /* TIME_WAIT lasts 2 MSL; 0 = 30000 */
@@ -121,6 +122,10 @@ struct tcp_stack_stats {
 	uint64_t in_csum_partial;
 	uint64_t challenge_acks, paws_drops, ooo_segs, dup_segs, syn_backlog_drops;
 	uint64_t no_port_rsts;  /* RST answered to a segment for no connection/listener */
+	/* SYN cookies (docs/tcp.md): SYN-ACKs sent with one while a SYN queue was full, ACKs
+	 * that returned a good one, and ACKs to a listener that sent cookies lately whose
+	 * cookie was wrong or too old (answered with RST) */
+	uint64_t syncookies_sent, syncookies_ok, syncookies_failed;
 	uint64_t cur_conns, time_wait;
 };
 void tcp_stack_get_stats(const struct tcp_stack *s, struct tcp_stack_stats *st);
@@ -155,7 +160,9 @@ struct tcp_listener_ops {
 	void (*on_acceptable)(void *arg, struct tcp_listener *l);
 };
 /* port in host order (0: -EINVAL). backlog bounds half-open plus not-yet-accepted
- * connections (SYNs beyond it are dropped and counted). -EADDRINUSE, -ENOMEM. */
+ * connections; SYNs beyond it get SYN cookies and no state, and those cookies' connections
+ * may fill the accept queue up to backlog again (docs/tcp.md). SYNs are dropped and counted
+ * when the accept queue alone is full or with no_syncookies. -EADDRINUSE, -ENOMEM. */
 int tcp_listen(struct tcp_stack *s, uint16_t port, int backlog,
 	       const struct tcp_listener_ops *ops, void *arg, struct tcp_listener **out);
 /* Take an established connection: 0, or -EAGAIN when none waits. The new connection's
