@@ -281,6 +281,93 @@ static void accept_ird_ord_case(uint16_t ird, uint16_t ord, uint16_t want_ird, u
 	raw_done(&r);
 }
 
+/* Write p to the raw side one octet every gap_ms while the CM has not failed; the octets
+ * written. Each phase's timer runs from the phase's start: octets arriving keep nothing
+ * alive (docs/rdmacm.md). */
+static size_t trickle(struct raw *r, const uint8_t *p, size_t n, int gap_ms)
+{
+	size_t i;
+
+	for (i = 0; i < n && rn_cm_state(r->cm) != RN_CM_FAILED; i++) {
+		if (t_send_all(r->peer, p + i, 1) != 0)
+			break;
+		long long next = t_now_ms() + gap_ms;
+		while (t_now_ms() < next && rn_cm_state(r->cm) != RN_CM_FAILED)
+			rn_cm_wait(r->cm, (int)(next - t_now_ms()));
+	}
+	return i;
+}
+
+/* A peer that dies of its own timer although octets keep coming. */
+static void expect_trickle_timeout(struct raw *r, const uint8_t *p, size_t n, long long t0)
+{
+	size_t sent = trickle(r, p, n, 100);
+	long long dt = t_now_ms() - t0;
+
+	assert_int_equal(rn_cm_state(r->cm), RN_CM_FAILED);
+	assert_int_equal(rn_cm_error(r->cm), -ETIMEDOUT);
+	assert_true(sent < n);
+	assert_true(dt >= 250 && dt < 2000);
+}
+
+/* The Request an octet at a time; with pd_len octets of private data, the header goes at
+ * once (announcing them) and only the private data trickles. */
+static void request_trickled(size_t pd_len)
+{
+	struct raw r;
+	struct mpa_policy pol;
+	struct mpa_frame req;
+	uint8_t buf[600], pd[200];
+	size_t start = pd_len ? MPA_FRAME_HDR_LEN : 0;
+	raw_cfg(&r);
+	r.cfg.mpa_ms = 300;
+	raw_passive(&r);
+	long long t0 = t_now_ms();
+	mpa_policy_default(&pol);
+	mpa_build_request(&pol, &req);
+	assert_true(pd_len <= sizeof(pd));
+	memset(pd, 0x5a, sizeof(pd));
+	req.pd = pd_len ? pd : NULL;
+	req.pd_len = (uint16_t)pd_len;
+	ssize_t n = mpa_frame_encode(&req, buf, sizeof(buf));
+	assert_true(n > (ssize_t)start);
+	assert_int_equal(t_send_all(r.peer, buf, start), 0);
+	expect_trickle_timeout(&r, buf + start, (size_t)n - start, t0); /* 100 ms an octet */
+	raw_done(&r);
+}
+
+static void test_passive_request_trickled(void **state)
+{
+	(void)state;
+	request_trickled(0);
+}
+
+static void test_passive_private_data_trickled(void **state)
+{
+	(void)state;
+	request_trickled(200);
+}
+
+static void test_passive_rtr_trickled(void **state)
+{
+	(void)state;
+	struct raw r;
+	struct mpa_frame rep;
+	uint8_t buf[600];
+	struct mpa_tx tx;
+	raw_cfg(&r);
+	r.cfg.rtr_ms = 300;
+	raw_passive(&r);
+	p2p_until_wait_rtr(&r, false, &rep, buf);
+	long long t0 = t_now_ms();
+	mpa_tx_init(&tx, false, false);
+	ssize_t n = rn_rtr_encode(rep.v2.rtr == MPA_RTR_WRITE ? MPA_RTR_WRITE : MPA_RTR_SEND, &tx,
+				  buf, sizeof(buf));
+	assert_true(n > 4);
+	expect_trickle_timeout(&r, buf, (size_t)n, t0);
+	raw_done(&r);
+}
+
 static void test_passive_accept_ird_ord(void **state)
 {
 	(void)state;
@@ -537,6 +624,9 @@ int main(void)
 		cmocka_unit_test(test_passive_pd_over_limit),
 		cmocka_unit_test(test_passive_closed_mid_frame),
 		cmocka_unit_test(test_passive_request_timeout),
+		cmocka_unit_test(test_passive_request_trickled),
+		cmocka_unit_test(test_passive_private_data_trickled),
+		cmocka_unit_test(test_passive_rtr_trickled),
 		cmocka_unit_test(test_passive_rev1_peer),
 		cmocka_unit_test(test_passive_accept_ird_ord),
 		cmocka_unit_test(test_passive_rtr_timeout),
