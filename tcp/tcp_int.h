@@ -221,6 +221,8 @@ struct tcp_stack {
 	struct tcp_syncookie cookie;
 	struct tcp_link conns, listeners, deferred, reap, zc_free;
 	uint32_t nconns;
+	uint32_t sq_mbufs;         /* mbufs every send queue holds together */
+	uint32_t sq_mbufs_max;     /* their bound: the pool less what output needs (tcp_send.c) */
 	unsigned cb_depth;         /* inside input/poll: callbacks allowed, frees deferred */
 	unsigned clk_depth;        /* inside tcp_stack_clock_hold: tcp_stack_now_ns is clk_ns */
 	uint64_t clk_ns;
@@ -324,6 +326,10 @@ int tcp_sq_append_copy(struct tcp_conn *c, const struct iovec *iov, unsigned iov
 		       size_t len, struct tcp_mbuf_stash *st);
 int tcp_sq_push(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len, bool copy);
 int tcp_sq_reserve(struct tcp_conn *c, uint32_t n); /* room for n more entries */
+/* n more mbufs may join the send queues (the pool's reserve for output stays free). */
+bool tcp_sq_budget(struct tcp_conn *c, uint32_t n);
+/* The bound on the send queues' mbufs for a pool of pool_size. */
+uint32_t tcp_sq_mbufs_max(uint32_t pool_size);
 struct rte_mbuf *tcp_sq_clone(struct tcp_conn *c, uint32_t seq, uint32_t len);
 void tcp_sq_ack(struct tcp_conn *c, uint32_t una);
 void tcp_sq_purge(struct tcp_conn *c);

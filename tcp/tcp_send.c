@@ -50,6 +50,25 @@ int tcp_sq_reserve(struct tcp_conn *c, uint32_t n)
 	return 0;
 }
 
+/* Queued payload may take the transmit pool's mbufs only up to this bound: output needs
+ * mbufs of the same pool for every segment (a header, clones of the queue's data), for ACKs
+ * and retransmissions. Queues that took every mbuf would leave none to send what would be
+ * acknowledged, and nothing would free them again: every connection of the stack would stall.
+ * A quarter is kept: more than a NIC's transmit ring (1024) holds from a pool of the port's
+ * default size (dpdk/), and plenty where the PMD copies each frame out and frees it at once. */
+uint32_t tcp_sq_mbufs_max(uint32_t pool_size)
+{
+	return pool_size - pool_size / 4;
+}
+
+bool tcp_sq_budget(struct tcp_conn *c, uint32_t n)
+{
+	if (c->s->sq_mbufs + n <= c->s->sq_mbufs_max)
+		return true;
+	c->s->st.sq_full++;
+	return false;
+}
+
 int tcp_sq_push(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len, bool copy)
 {
 	struct tcp_sq_ent *e;
@@ -63,6 +82,7 @@ int tcp_sq_push(struct tcp_conn *c, struct rte_mbuf *m, uint32_t len, bool copy)
 	e->copy = copy;
 	c->snd_end += len;
 	c->sq_bytes += len;
+	c->s->sq_mbufs++;
 	return 0;
 }
 
@@ -131,6 +151,7 @@ static void sq_rollback(struct tcp_conn *c, uint32_t old_end)
 		c->sq_bytes -= e->len;
 		rte_pktmbuf_free(e->m);
 		c->sq_cnt--;
+		c->s->sq_mbufs--;
 	}
 }
 
@@ -139,7 +160,7 @@ static void sq_rollback(struct tcp_conn *c, uint32_t old_end)
 static struct rte_mbuf *copy_buf(struct tcp_conn *c, struct tcp_mbuf_stash *st)
 {
 	if (!st)
-		return rte_pktmbuf_alloc(c->s->pool);
+		return tcp_sq_budget(c, 1) ? rte_pktmbuf_alloc(c->s->pool) : NULL;
 	return st->used < st->n ? st->m[st->used++] : NULL;
 }
 
@@ -409,6 +430,7 @@ void tcp_sq_ack(struct tcp_conn *c, uint32_t una)
 		rte_pktmbuf_free(e->m); /* zero-copy: may run the completion callback */
 		c->sq_head = (c->sq_head + 1) & (c->sq_cap - 1);
 		c->sq_cnt--;
+		c->s->sq_mbufs--;
 		c->sq_hint = c->sq_hint ? c->sq_hint - 1 : 0;
 	}
 }
@@ -421,6 +443,7 @@ void tcp_sq_purge(struct tcp_conn *c)
 		rte_pktmbuf_free(e->m);
 		c->sq_head = (c->sq_head + 1) & (c->sq_cap - 1);
 		c->sq_cnt--;
+		c->s->sq_mbufs--;
 	}
 	c->sq_bytes = 0;
 	c->sq_hint = 0;

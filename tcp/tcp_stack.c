@@ -122,6 +122,7 @@ int tcp_stack_create(const struct tcp_stack_cfg *cfg, struct tcp_stack **out)
 	if (rc)
 		goto fail;
 	s->pool = net_if_pool(s->nif);
+	s->sq_mbufs_max = tcp_sq_mbufs_max(s->pool->size);
 	tcp_link_init(&s->conns);
 	tcp_link_init(&s->listeners);
 	tcp_link_init(&s->deferred);

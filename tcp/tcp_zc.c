@@ -147,7 +147,7 @@ int tcp_send_zc(struct tcp_conn *c, const struct iovec *iov, unsigned iovcnt, vo
 		return -EINVAL;
 	if (tcp_sq_reserve(c, n))
 		return -ENOMEM;
-	if (rte_pktmbuf_alloc_bulk(c->s->pool, ms, n))
+	if (!tcp_sq_budget(c, n) || rte_pktmbuf_alloc_bulk(c->s->pool, ms, n))
 		return -ENOBUFS;
 	z = zc_start(c, cookie, n);
 	if (!z) {
@@ -233,7 +233,7 @@ ssize_t tcp_send_ref(struct tcp_conn *c, const struct iovec *iov, unsigned iovcn
 		return -EINVAL;
 	if (tcp_sq_reserve(c, nref + ncopy))
 		return -ENOMEM;
-	if (rte_pktmbuf_alloc_bulk(c->s->pool, ms, nref + ncopy))
+	if (!tcp_sq_budget(c, nref + ncopy) || rte_pktmbuf_alloc_bulk(c->s->pool, ms, nref + ncopy))
 		return -ENOBUFS;
 	z = zc_start(c, cookie, nref);
 	if (!z) {

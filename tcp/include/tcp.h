@@ -127,6 +127,8 @@ struct tcp_stack_stats {
 	 * cookie was wrong or too old (answered with RST) */
 	uint64_t syncookies_sent, syncookies_ok, syncookies_failed;
 	uint64_t cur_conns, time_wait;
+	/* sends refused (-ENOBUFS) because the send queues hold their share of the pool */
+	uint64_t sq_full;
 };
 void tcp_stack_get_stats(const struct tcp_stack *s, struct tcp_stack_stats *st);
 

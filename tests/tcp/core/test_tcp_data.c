@@ -831,6 +831,40 @@ static void test_many_connections(void **state)
 	tcp_listener_close(l);
 }
 
+/* The send queues take at most three quarters of the pool (D204): a sender whose buffer is
+ * larger than the pool is refused (-ENOBUFS, counted in sq_full) with a quarter still free,
+ * and what it queued is all delivered, since output keeps mbufs for its segments. Queues
+ * that took the whole pool left none to send them, and the connection stalled for good. */
+static void test_sq_budget(void **state)
+{
+	static uint8_t chunk[64u << 10];
+	struct iovec iov = {.iov_base = chunk, .iov_len = sizeof(chunk)};
+	struct tcp_stack_cfg ca, cb;
+	struct tcp_stack_stats st;
+	struct pair_ep a, b;
+	size_t queued = 0;
+	ssize_t n = 0;
+
+	(void)state;
+	pair_cfg_default(&ca);
+	pair_cfg_default(&cb);
+	ca.snd_buf = 64u << 20; /* the pool (16383 mbufs), not the buffer, is the bound */
+	reinit(&ca, &cb, 0);
+	pair_established(&a, &b);
+	for (unsigned i = 0; i < 1000 && n >= 0; i++) {
+		n = tcp_send(a.c, &iov, 1);
+		queued += n > 0 ? (size_t)n : 0;
+	}
+	assert_int_equal(n, -ENOBUFS);
+	tcp_stack_get_stats(P.st[0], &st);
+	assert_true(st.sq_full > 0);
+	assert_true(pair_pool_free() >= pair_pool()->size / 4 - 64);
+	pair_advance(&P, 2 * SEC, 1 * MS);
+	assert_int_equal(b.rx_len, queued);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
 /* Random loss, duplication, reordering and corruption in both directions, several seeds:
  * the data arrives whole and in order, nothing hangs. */
 static unsigned rnd(void)
@@ -941,6 +975,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_acked_count_at_iss_again, pair_fixture_setup,
 						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_wraparound, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_sq_budget, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_sq_lookup, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_many_connections, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_random_impairments, pair_fixture_setup, pair_fixture_teardown),
