@@ -12,10 +12,10 @@
  * early by dpdk_port_kick). docs/dpdk.md tells how they were chosen. */
 #define DPDK_SPIN_US_DEFAULT 200u
 #define DPDK_NAP_US_DEFAULT 50u
-/* mbufs in the port's receive pool (2^n - 1 is what rte_mempool sizes best); above MTU
- * 9000 the default shrinks so that the pool's memory stays what it is at 9000 (it would
- * otherwise need 1 GiB at MTU 64000). */
-#define DPDK_MBUFS_DEFAULT 16383u
+/* Each pool's default holds this much frame room: 4095 mbufs at MTU 1500 in the transmit
+ * pool, and the receive pool a NIC's ring (DPDK_RING) more (dpdk_pool.c); jumbo MTUs get
+ * fewer, larger mbufs, never fewer than DPDK_MBUFS_MIN. docs/dpdk.md tells how it was chosen. */
+#define DPDK_POOL_FRAME_BYTES (8u << 20)
 #define DPDK_MBUFS_MIN 1023u
 /* How long an open waits for the link (memif: until the peer connects). */
 #define DPDK_LINK_WAIT_MS_DEFAULT 2000u

@@ -55,79 +55,13 @@ static int port_find(const struct dpdk_cfg *cfg, uint16_t *pid, char *err, size_
 	return -ENODEV;
 }
 
-/* Data room of the port's mbufs: jumbo frames in one mbuf, with slack for PMDs that want
- * more than the frame (af_packet's framesz includes its own header). */
-static uint16_t port_room(const struct dpdk_port *p)
-{
-	uint32_t room = RTE_MBUF_DEFAULT_DATAROOM;
-	uint32_t frame = (uint32_t)p->cfg.mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
-
-	if (frame > room)
-		room = RTE_ALIGN_CEIL(frame + 256u, 1024u);
-	return (uint16_t)(room + RTE_PKTMBUF_HEADROOM);
-}
-
-static int port_socket(const struct dpdk_port *p)
-{
-	int sock = rte_eth_dev_socket_id(p->pid);
-
-	return sock < 0 ? (int)rte_socket_id() : sock;
-}
-
-/* Each lcore's cache holds up to 1.5x this: every thread that works the port has one
- * (dpdk_lcore.h: the poll thread, the progress thread, polling consumers), so a pool of
- * n keeps most of its mbufs shared with a sixteenth per cache (a 1023 mbuf receive pool at
- * MTU 64000: 63). */
-#define DPDK_POOL_CACHE_MAX 256u
-
-static unsigned pool_cache(uint32_t n)
-{
-	return n / 16u < DPDK_POOL_CACHE_MAX ? n / 16u : DPDK_POOL_CACHE_MAX;
-}
-
 static struct rte_mempool *pool_make(struct dpdk_port *p, const char *kind, uint32_t n)
 {
 	char nm[RTE_MEMPOOL_NAMESIZE];
 
 	snprintf(nm, sizeof(nm), "srn_%s%u_%u", kind, p->pid, g_pool_seq++);
-	return rte_pktmbuf_pool_create(nm, n, pool_cache(n), 0, port_room(p),
-				       rte_eth_dev_socket_id(p->pid)); /* -1: any socket */
-}
-
-/* The transmit pool's default: enough for DPDK_TX_CONNS connections with full send
- * buffers (snd_buf / data room mbufs each), at most DPDK_TX_MBUFS_CAP, and no more than
- * fits in what EAL's heap has left after the receive pool, keeping a reserve for the rest
- * of EAL and the PMDs (so `-m 128` still opens, with a smaller pool). */
-#define DPDK_TX_CONNS 4096u
-#define DPDK_TX_MBUFS_CAP 65535u
-#define DPDK_TX_MBUFS_MIN 1023u
-#define DPDK_HEAP_RESERVE (16u << 20)
-
-static uint32_t tx_pool_default(const struct dpdk_port *p)
-{
-	struct rte_malloc_socket_stats ms;
-	struct rte_mempool_objsz sz;
-	uint64_t snd = p->cfg.snd_buf != 0 ? p->cfg.snd_buf : TCP_BUF_DEFAULT;
-	uint64_t want = DPDK_TX_CONNS * (snd / RTE_MBUF_DEFAULT_DATAROOM);
-	uint64_t per, freeb, reserve, fit;
-	long pg = sysconf(_SC_PAGESIZE);
-
-	if (want > DPDK_TX_MBUFS_CAP)
-		want = DPDK_TX_MBUFS_CAP;
-	/* element + mempool header/trailer, + the ring slot and some rounding */
-	per = rte_mempool_calc_obj_size(sizeof(struct rte_mbuf) + port_room(p), 0, &sz) + 16u;
-	/* Without hugepages a mempool object may not cross a 4 KiB page: one 2 KiB mbuf
-	 * takes a whole page, so counting objects by their own size would overcommit. */
-	if (!rte_eal_has_hugepages() && pg > 0 && per <= (uint64_t)pg)
-		per = (uint64_t)pg / ((uint64_t)pg / per);
-	if (rte_malloc_get_socket_stats(port_socket(p), &ms) != 0)
-		return (uint32_t)want;
-	freeb = ms.heap_freesz_bytes;
-	reserve = freeb / 8 > DPDK_HEAP_RESERVE ? freeb / 8 : DPDK_HEAP_RESERVE;
-	fit = freeb > reserve ? (freeb - reserve) / per : 0;
-	if (fit < want)
-		want = fit;
-	return want < DPDK_TX_MBUFS_MIN ? DPDK_TX_MBUFS_MIN : (uint32_t)want;
+	return dpdk_pool_make(nm, n, dpdk_pool_room(p->cfg.mtu),
+			      rte_eth_dev_socket_id(p->pid)); /* -1: any socket */
 }
 
 /* Two pools, so that data queued for sending (which may hold every transmit mbuf until it
@@ -140,8 +74,6 @@ static int port_pool(struct dpdk_port *p, char *err, size_t errlen)
 			 "more memory: -m in key 'eal')", p->cfg.nb_mbufs, rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	if (p->cfg.nb_tx_mbufs == 0)
-		p->cfg.nb_tx_mbufs = tx_pool_default(p);
 	p->tx_pool = pool_make(p, "tx", p->cfg.nb_tx_mbufs);
 	if (p->tx_pool == NULL) {
 		snprintf(err, errlen, "transmit mbuf pool of %u mbufs: %s (key 'tx_mbufs'; or give "
@@ -490,19 +422,6 @@ static void port_free(struct dpdk_port *p)
 	free(p);
 }
 
-/* DPDK_MBUFS_DEFAULT, or fewer in the same memory when frames exceed MTU 9000's. */
-static uint32_t rx_pool_default(const struct dpdk_port *p)
-{
-	const uint64_t room9000 = RTE_ALIGN_CEIL(9000u + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN +
-						 256u, 1024u);
-	uint64_t room = port_room(p) - RTE_PKTMBUF_HEADROOM;
-	uint64_t n = DPDK_MBUFS_DEFAULT * room9000 / room;
-
-	if (room <= room9000)
-		return DPDK_MBUFS_DEFAULT;
-	return n < DPDK_MBUFS_MIN ? DPDK_MBUFS_MIN : (uint32_t)n;
-}
-
 static struct dpdk_port *port_alloc(const struct dpdk_cfg *cfg)
 {
 	struct dpdk_port *p = calloc(1, sizeof(*p));
@@ -514,7 +433,9 @@ static struct dpdk_port *port_alloc(const struct dpdk_cfg *cfg)
 	if (p->cfg.mtu == 0)
 		p->cfg.mtu = 1500;
 	if (p->cfg.nb_mbufs == 0)
-		p->cfg.nb_mbufs = rx_pool_default(p);
+		p->cfg.nb_mbufs = dpdk_pool_rx_default(p->cfg.mtu);
+	if (p->cfg.nb_tx_mbufs == 0)
+		p->cfg.nb_tx_mbufs = dpdk_pool_tx_default(p->cfg.mtu);
 	if (p->cfg.nap_us == 0)
 		p->cfg.nap_us = DPDK_NAP_US_DEFAULT;
 	p->refs = 1;

@@ -1,6 +1,7 @@
 /* Inside the DPDK port (dpdk_port.h): the port object and what its files share. Sections
- * follow the files: dpdk_eal.c (EAL start-up), dpdk_port.c (the ethdev, pools, link, open /
- * close, the registry), dpdk_poll.c (transmit, the poll pass, the poll thread). */
+ * follow the files: dpdk_eal.c (EAL start-up), dpdk_port.c (the ethdev, link, open / close,
+ * the registry), dpdk_pool.c (the mbuf pools), dpdk_poll.c (transmit, the poll pass, the poll
+ * thread). */
 #ifndef DPDK_PORT_INT_H
 #define DPDK_PORT_INT_H
 
@@ -52,6 +53,9 @@ struct dpdk_port {
 	bool csum_trust;               /* memif_csum off: received TCP checksums are not checked */
 	bool tx_prepare;               /* checksum offloads in use: rte_eth_tx_prepare */
 	bool csum_partial_told;        /* the checksum warning was said */
+	bool rx_dry_told;              /* the empty receive pool was said (dpdk_pool_watch) */
+	bool tx_dry_told;              /* the full send queues were said (dpdk_pool_watch) */
+	uint64_t pool_look_ns;         /* next look at the pools (dpdk_pool_watch) */
 	struct rte_mempool *pool;      /* receive: only the rx queue takes from it */
 	struct rte_mempool *tx_pool;   /* everything the stack allocates (net_if_cfg.pool) */
 	bool link_up;                  /* at the last look (port_link_watch) */
@@ -89,6 +93,18 @@ int dpdk_eal_once(const struct dpdk_cfg *cfg, char *err, size_t errlen);
 bool dpdk_port_is_memif(const struct rte_eth_dev_info *di);
 /* Look at the link when due (a memif client brings its link up again). Lock held. */
 void dpdk_port_link_watch(struct dpdk_port *p, uint64_t now);
+
+/* ---- dpdk_pool.c ----------------------------------------------------------------------- */
+/* Data room (headroom included) of the mbufs of a port of this MTU: a frame in one mbuf. */
+uint16_t dpdk_pool_room(uint16_t mtu);
+/* Default sizes of the receive (key mbufs) and transmit (key tx_mbufs) pools. */
+uint32_t dpdk_pool_rx_default(uint16_t mtu);
+uint32_t dpdk_pool_tx_default(uint16_t mtu);
+/* A pktmbuf pool of n mbufs of room; NULL with rte_errno set. */
+struct rte_mempool *dpdk_pool_make(const char *name, uint32_t n, uint16_t room, int socket);
+/* Says once when the receive pool is empty, once when the send queues fill the transmit
+ * pool. Lock held. */
+void dpdk_pool_watch(struct dpdk_port *p, uint64_t now);
 
 /* ---- dpdk_poll.c ----------------------------------------------------------------------- */
 /* The stack's transmit (net_if_cfg.tx): capture, linearise, burst with bounded retries. */

@@ -15,10 +15,11 @@
  *   sndbuf, rcvbuf   per-connection octets;   cc   newreno | cubic
  *   spin_us how long the poll thread keeps polling after the last packet before it naps
  *           (default 200); nap_us the nap (default 50)
- *   mbufs   mbufs in the port's receive pool (default 16383): only rx_burst takes from it
+ *   mbufs   mbufs in the port's receive pool (default 5119 at MTU 1500): only rx_burst takes
+ *           from it
  *   tx_mbufs mbufs in the transmit pool, everything the engine allocates (headers, send
- *           queue copies, clones); default: enough for 4096 connections x sndbuf, at most
- *           65535, and no more than fits in EAL's free memory (docs/dpdk.md)
+ *           queue copies, clones); default 4095 at MTU 1500; jumbo MTUs get fewer, larger
+ *           ones (docs/dpdk.md, Memory)
  *   link_wait_ms  how long an open waits for the link to come up (default 2000, but 0 for a
  *           memif server: it has no link until a client process connects, and that
  *           process usually starts after it; given explicitly, it holds for every port)
@@ -52,8 +53,8 @@ struct dpdk_cfg {
 	uint32_t snd_buf, rcv_buf;
 	enum tcp_cc_algo cc;
 	uint32_t spin_us, nap_us;
-	uint32_t nb_mbufs;    /* key mbufs (receive pool); 0 = default (fewer above MTU 9000) */
-	uint32_t nb_tx_mbufs; /* key tx_mbufs (transmit pool); 0 = sized at open */
+	uint32_t nb_mbufs;    /* key mbufs (receive pool); 0 = default, from the MTU */
+	uint32_t nb_tx_mbufs; /* key tx_mbufs (transmit pool); 0 = default, from the MTU */
 	uint32_t link_wait_ms; /* key link_wait_ms; 0 = do not wait */
 	bool link_wait_set;   /* link_wait_ms was given (else a memif server does not wait) */
 	bool tx_refs;         /* key tx_refs: zero-copy transmit of RDMA payload (off) */
