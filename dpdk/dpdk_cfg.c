@@ -152,6 +152,11 @@ static int set_rcvbuf(struct dpdk_cfg *c, const char *v, char *why, size_t wl)
 	return parse_u32(v, 4096, 1u << 30, &c->rcv_buf, why, wl);
 }
 
+static int set_max_conns(struct dpdk_cfg *c, const char *v, char *why, size_t wl)
+{
+	return parse_u32(v, 64, 1u << 22, &c->max_conns, why, wl);
+}
+
 static int set_cc(struct dpdk_cfg *c, const char *v, char *why, size_t wl)
 {
 	if (strcmp(v, "newreno") == 0)
@@ -259,6 +264,7 @@ static const struct {
 	{ "mbufs", set_mbufs },   { "tx_mbufs", set_tx_mbufs },
 	{ "link_wait_ms", set_link_wait }, { "tx_refs", set_tx_refs },
 	{ "memif_csum", set_memif_csum }, { "keepalive", set_keepalive },
+	{ "max_conns", set_max_conns },
 };
 #define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
 
@@ -279,6 +285,7 @@ void dpdk_cfg_defaults(struct dpdk_cfg *c)
 	c->ka_idle_s = DPDK_KA_IDLE_S_DEFAULT;
 	c->ka_intvl_s = DPDK_KA_INTVL_S_DEFAULT;
 	c->ka_probes = DPDK_KA_PROBES_DEFAULT;
+	c->max_conns = DPDK_MAX_CONNS_DEFAULT;
 }
 
 /* Set one key; where says where it came from ("line 3", "SOFTRNIC_DPDK_MTU"). */
@@ -298,7 +305,7 @@ int dpdk_cfg_set(struct dpdk_cfg *c, const char *key, const char *val, const cha
 	snprintf(err, errlen,
 		 "DPDK configuration, %s: unknown key '%s' (known: eal port ip gw mac mtu pcap "
 		 "sndbuf rcvbuf cc spin_us nap_us mbufs tx_mbufs link_wait_ms tx_refs memif_csum "
-		 "keepalive)",
+		 "keepalive max_conns)",
 		 where, key);
 	return -EINVAL;
 }
@@ -394,7 +401,7 @@ int dpdk_cfg_parse(struct dpdk_cfg *cfg, const char *text, char *err, size_t err
 static const char *const env_keys[] = { "eal", "port", "ip", "gw", "mac", "mtu", "pcap",
 					"sndbuf", "rcvbuf", "cc", "spin_us", "nap_us", "mbufs",
 					"tx_mbufs", "link_wait_ms", "tx_refs", "memif_csum",
-					"keepalive" };
+					"keepalive", "max_conns" };
 
 static int cfg_read_file(const char *path, char **out, char *err, size_t errlen)
 {

@@ -25,6 +25,8 @@
 #define DPDK_KA_IDLE_S_DEFAULT 5u
 #define DPDK_KA_INTVL_S_DEFAULT 1u
 #define DPDK_KA_PROBES_DEFAULT 5u
+/* 10,000 QPs with room for their TIME-WAIT entries; the hash costs about 100 octets each */
+#define DPDK_MAX_CONNS_DEFAULT 16384u
 
 void dpdk_cfg_defaults(struct dpdk_cfg *c);
 int dpdk_cfg_set(struct dpdk_cfg *c, const char *key, const char *val, const char *where,

@@ -391,6 +391,7 @@ static int port_stack(struct dpdk_port *p, struct net_if_cfg *nc, char *err, siz
 	sc.snd_buf = p->cfg.snd_buf;
 	sc.rcv_buf = p->cfg.rcv_buf;
 	sc.cc = p->cfg.cc;
+	sc.max_conns = p->cfg.max_conns;
 	sc.clock_ns = dpdk_clock_cb;
 	rc = tcp_stack_create(&sc, &p->stack);
 	if (rc != 0)

@@ -20,6 +20,8 @@
  *   tx_mbufs mbufs in the transmit pool, everything the engine allocates (headers, send
  *           queue copies, clones); default 4095 at MTU 1500; jumbo MTUs get fewer, larger
  *           ones (docs/dpdk.md, Memory)
+ *   max_conns  connections (and TIME-WAIT entries) the engine holds at once (default 16384,
+ *           64..4194304): a connect or an accept past it fails
  *   link_wait_ms  how long an open waits for the link to come up (default 2000, but 0 for a
  *           memif server: it has no link until a client process connects, and that
  *           process usually starts after it; given explicitly, it holds for every port)
@@ -63,6 +65,7 @@ struct dpdk_cfg {
 	 * probes a peer silent for IDLE s, every INTVL s, and ends with -ETIMEDOUT after PROBES
 	 * unanswered, whether or not it has data outstanding */
 	uint32_t ka_idle_s, ka_intvl_s, ka_probes;
+	uint32_t max_conns;   /* key max_conns */
 };
 
 /* 0, or -ENOENT when no configuration is given at all (no SOFTRNIC_DPDK_CONF nor

@@ -112,6 +112,11 @@ static void test_defaults_and_netmask(void **state)
 	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nkeepalive = off", err,
 					sizeof(err)), 0);
 	assert_int_equal(c.ka_idle_s, 0);
+	/* room for 10,000 QPs and their TIME-WAIT entries by default */
+	assert_int_equal(c.max_conns, 16384);
+	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nmax_conns = 65536", err,
+					sizeof(err)), 0);
+	assert_int_equal(c.max_conns, 65536);
 	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24", err, sizeof(err)), 0);
 	assert_int_equal(c.cc, TCP_CC_NEWRENO);
 	assert_false(c.mac_set);
@@ -153,6 +158,8 @@ static void test_bad(void **state)
 		{ "ip = 198.51.100.1/24\nkeepalive = 0,1,5", "'keepalive'" },
 		{ "ip = 198.51.100.1/24\nkeepalive = 5,1,x", "'keepalive'" },
 		{ "ip = 198.51.100.1/24\nkeepalive = on", "'keepalive'" },
+		{ "ip = 198.51.100.1/24\nmax_conns = 63", "'max_conns'" },
+		{ "ip = 198.51.100.1/24\nmax_conns = 4194305", "'max_conns'" },
 		{ "ip = 198.51.100.1/24\nport =", "'port'" },
 		{ "ip = 198.51.100.1/24\ncolour = blue", "unknown key 'colour'" },
 		{ "ip = 198.51.100.1/24\njust words", "line 2" },
