@@ -38,7 +38,7 @@ struct rn_dev_conn {
 	int dfd;                        /* the dup, registered with the engine (-1: none) */
 	uint32_t events;
 	struct rn_progress_timer kick;
-	struct rn_dev_conn *next;       /* dev->conns, under dev->lock */
+	struct rn_dev_conn *next, *prev; /* dev->conns, under dev->lock */
 	const struct rn_cq *fcq[2];     /* the CQs obj feeds (dev->feeds), NULL: none */
 	unsigned fpos[2];               /* c's index among each one's feeders */
 };
@@ -221,6 +221,8 @@ enum rn_status rn_device_conn_alloc(struct rn_device *dev, const struct rn_dev_c
 	rn_progress_timer_init(&c->kick, conn_kicked, c);
 	pthread_mutex_lock(&dev->lock);
 	c->next = dev->conns;
+	if (dev->conns)
+		dev->conns->prev = c;
 	dev->conns = c;
 	dev->nconns++;
 	pthread_mutex_unlock(&dev->lock);
@@ -311,13 +313,13 @@ void rn_device_conn_free(struct rn_dev_conn *c)
 		return;
 	dev = c->dev;
 	pthread_mutex_lock(&dev->lock);
-	for (struct rn_dev_conn **pp = &dev->conns; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			dev->nconns--;
-			break;
-		}
-	}
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		dev->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	dev->nconns--;
 	feeds_del(dev, c);
 	if (c->counted)
 		dev->nqp--;
@@ -326,13 +328,14 @@ void rn_device_conn_free(struct rn_dev_conn *c)
 	free(c);
 }
 
-struct rn_dev_conn *rn_device_conn_find(struct rn_device *dev, const void *obj)
+struct rn_dev_conn *rn_device_conn_find(struct rn_device *dev, const void *obj, void *hint)
 {
-	struct rn_dev_conn *c;
+	struct rn_dev_conn *c = hint;
 
 	pthread_mutex_lock(&dev->lock);
-	for (c = dev->conns; c && c->obj != obj; c = c->next)
-		;
+	if (!c || c->dev != dev || c->obj != obj)
+		for (c = dev->conns; c && c->obj != obj; c = c->next)
+			;
 	pthread_mutex_unlock(&dev->lock);
 	return c;
 }

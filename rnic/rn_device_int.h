@@ -69,7 +69,9 @@ void rn_device_engine_up(struct rn_device *dev);
 
 /* rn_device_conn.c */
 /* The attached conn whose object is obj, or NULL. */
-struct rn_dev_conn *rn_device_conn_find(struct rn_device *dev, const void *obj);
+/* The conn of obj, or NULL; hint (the conn obj names, e.g. its wake_arg) saves the walk of
+ * the device's conns when it is right. */
+struct rn_dev_conn *rn_device_conn_find(struct rn_device *dev, const void *obj, void *hint);
 /* Mark c as holding a QP reservation: freeing it releases the reservation. */
 void rn_device_conn_set_counted(struct rn_dev_conn *c);
 /* Close: detach and destroy every conn and CM attachment (engine stopped). */

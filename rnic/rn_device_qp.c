@@ -91,7 +91,7 @@ enum rn_status rn_device_qp_destroy(struct rn_device *dev, struct rn_qp *qp)
 
 	if (!rn_device_valid(dev))
 		return RN_ERR_INVALID_RNIC;
-	c = qp ? rn_device_conn_find(dev, qp) : NULL;
+	c = qp ? rn_device_conn_find(dev, qp, rn_qp_wake_arg(qp)) : NULL;
 	if (!c)
 		return RN_ERR_INVALID_QP;
 	/* checked first so that a refused destroy leaves the QP attached */

@@ -970,6 +970,11 @@ bool rn_qp_wants_write(struct rn_qp *qp)
 	return w;
 }
 
+void *rn_qp_wake_arg(const struct rn_qp *qp)
+{
+	return qp->ia.wake_arg;
+}
+
 uint32_t rn_qp_id(const struct rn_qp *qp)
 {
 	return qp->alloc.qp_id;

@@ -322,6 +322,8 @@ void rn_qp_cqs(const struct rn_qp *qp, const struct rn_cq *out[2]);
 
 /* ---- small accessors ---------------------------------------------------------------------- */
 uint32_t rn_qp_id(const struct rn_qp *qp);
+/* The wake_arg it was created with (rn_qp_init_attr). */
+void *rn_qp_wake_arg(const struct rn_qp *qp);
 enum rn_qp_state rn_qp_get_state(struct rn_qp *qp);
 void *rn_qp_context(const struct rn_qp *qp);
 /* The QP's event identity (for rn_evq_ack bookkeeping in verbs/). */

@@ -42,8 +42,11 @@ static bool cm_state(enum rcm_state s)
 
 bool rcm_conn_quiet(const struct rcm_id *id)
 {
-	return id->state == RCM_CONNECTED && id->qp_linked && id->conn == NULL && id->cm == NULL &&
-	       !id->evicted && !atomic_load(&id->llp_down);
+	if (id->conn != NULL || id->cm != NULL || id->evicted)
+		return false;
+	if (id->state == RCM_DISCONNECTED)
+		return true; /* reported: only the application's calls remain */
+	return id->state == RCM_CONNECTED && id->qp_linked && !atomic_load(&id->llp_down);
 }
 
 int rcm_conn_wait(const struct rcm_id *id, short *events, int *timeout_ms)

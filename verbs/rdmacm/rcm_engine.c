@@ -79,20 +79,6 @@ static void collect(struct waitset *w)
 	}
 }
 
-/* Quiet ids whose QP's stream ended since the last look go back to the engine (rcm_lock
- * held). A walk of all ids, but only after a stream ended. */
-static void wake_ended(unsigned *seen)
-{
-	unsigned gen = atomic_load(&rcm_llp_gen);
-
-	if (gen == *seen)
-		return;
-	*seen = gen;
-	for (struct rcm_id *id = rcm_ids; id != NULL; id = id->next)
-		if (!id->busy && atomic_load(&id->llp_down))
-			rcm_busy_link(id);
-}
-
 /* Progress every id that waits on something, and set aside the ones that have nothing left
  * to wait for (rcm_lock held). An id may free itself. */
 static void drive(void)
@@ -115,18 +101,17 @@ static void *engine_main(void *arg)
 {
 	struct waitset w = { 0 };
 	uint64_t v;
-	unsigned llp_seen = 0;
 
 	(void)arg;
 	pthread_mutex_lock(&rcm_lock);
 	while (!eng.stop) {
-		wake_ended(&llp_seen);
+		rcm_down_take();
 		collect(&w);
 		pthread_mutex_unlock(&rcm_lock);
 		(void)poll(w.pfd, (nfds_t)w.n, w.timeout);
 		(void)!read(eng.bell, &v, sizeof(v));
 		pthread_mutex_lock(&rcm_lock);
-		wake_ended(&llp_seen);
+		rcm_down_take();
 		drive();
 	}
 	pthread_mutex_unlock(&rcm_lock);

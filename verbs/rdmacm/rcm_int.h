@@ -92,6 +92,8 @@ struct rcm_id {
 	struct rcm_id *next, *prev; /* all ids (rcm_ids) */
 	struct rcm_id *bnext, *bprev; /* ids the engine drives (rcm_busy) */
 	bool busy;               /* on rcm_busy */
+	struct rcm_id *dnext, *dprev; /* quiet ids whose QP's stream ended (rcm_down_lock) */
+	bool down_queued;        /* on that list (rcm_down_lock) */
 	struct rcm_id *listener; /* children: the listening id (NULL once detached) */
 	bool evicted;            /* hidden child dropped for a newer one (RCM_EMBRYONIC_MAX) */
 	struct rn_cm *cm;
@@ -126,16 +128,19 @@ extern pthread_mutex_t rcm_lock;
 extern pthread_cond_t rcm_cond; /* broadcast when an event is acked or an id changes state */
 extern struct rcm_id *rcm_ids;
 /* The ids the engine drives: all but connected ones whose QP carries the stream (they need
- * it again only when the stream ends, which rcm_llp_gen counts), so that a process with
- * 10,000 connections does not walk them on every wake-up. */
+ * it again only when the stream ends), so that a process with 10,000 connections does not
+ * walk them on every wake-up. */
 extern struct rcm_id *rcm_busy;
-extern atomic_uint rcm_llp_gen;
 
-/* rcm_ids and rcm_busy (rcm_lock held) */
+/* rcm_ids and rcm_busy (rcm_lock held); unlink also takes id off the down list */
 void rcm_id_link(struct rcm_id *id);
 void rcm_id_unlink(struct rcm_id *id);
 void rcm_busy_link(struct rcm_id *id);
 void rcm_busy_unlink(struct rcm_id *id);
+/* The QP's close callback queues its id for the engine (any thread, under the QP's lock: a
+ * leaf lock of its own, never rcm_lock); the engine takes them back (rcm_lock held). */
+void rcm_down_queue(struct rcm_id *id);
+void rcm_down_take(void);
 
 /* librdmacm convention: return -1 with errno = err (a positive value). */
 int rcm_err(int err);
@@ -171,8 +176,8 @@ void rcm_engine_kick(void); /* something to drive changed: rebuild the wait set 
 
 /* What id waits on now: fd (-1: nothing), poll events, ms until its timer (-1: none). */
 int rcm_conn_wait(const struct rcm_id *id, short *events, int *timeout_ms);
-/* Connected with the stream on its QP and nothing to report: the engine can leave it until
- * the stream ends (rcm_busy). */
+/* Connected with the stream on its QP and nothing to report, or disconnected and reported:
+ * the engine can leave it (rcm_busy) until the stream ends (rcm_down_queue). */
 bool rcm_conn_quiet(const struct rcm_id *id);
 /* rcm_mpa_env.c: SOFTRNIC_MPA's options applied to p; -1 (said on stderr) when unknown */
 int rcm_mpa_env(struct mpa_policy *p);

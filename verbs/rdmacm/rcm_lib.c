@@ -7,7 +7,8 @@ pthread_mutex_t rcm_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t rcm_cond = PTHREAD_COND_INITIALIZER;
 struct rcm_id *rcm_ids;
 struct rcm_id *rcm_busy;
-atomic_uint rcm_llp_gen;
+static pthread_mutex_t rcm_down_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rcm_id *rcm_down;   /* rcm_down_lock */
 
 void rcm_busy_link(struct rcm_id *id)
 {
@@ -35,6 +36,45 @@ void rcm_busy_unlink(struct rcm_id *id)
 	id->busy = false;
 }
 
+void rcm_down_queue(struct rcm_id *id)
+{
+	pthread_mutex_lock(&rcm_down_lock);
+	if (!id->down_queued) {
+		id->dprev = NULL;
+		id->dnext = rcm_down;
+		if (rcm_down != NULL)
+			rcm_down->dprev = id;
+		rcm_down = id;
+		id->down_queued = true;
+	}
+	pthread_mutex_unlock(&rcm_down_lock);
+}
+
+static void down_unlink(struct rcm_id *id)
+{
+	if (!id->down_queued)
+		return;
+	if (id->dprev != NULL)
+		id->dprev->dnext = id->dnext;
+	else
+		rcm_down = id->dnext;
+	if (id->dnext != NULL)
+		id->dnext->dprev = id->dprev;
+	id->dnext = id->dprev = NULL;
+	id->down_queued = false;
+}
+
+void rcm_down_take(void)
+{
+	pthread_mutex_lock(&rcm_down_lock);
+	while (rcm_down != NULL) {
+		struct rcm_id *id = rcm_down;
+		down_unlink(id);
+		rcm_busy_link(id);
+	}
+	pthread_mutex_unlock(&rcm_down_lock);
+}
+
 void rcm_id_link(struct rcm_id *id)
 {
 	id->prev = NULL;
@@ -55,6 +95,9 @@ void rcm_id_unlink(struct rcm_id *id)
 		id->next->prev = id->prev;
 	id->next = id->prev = NULL;
 	rcm_busy_unlink(id);
+	pthread_mutex_lock(&rcm_down_lock);
+	down_unlink(id);
+	pthread_mutex_unlock(&rcm_down_lock);
 }
 
 int rcm_err(int err)

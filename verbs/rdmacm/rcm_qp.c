@@ -180,7 +180,7 @@ static void qp_llp_closed(void *arg)
 	struct rcm_id *id = arg;
 
 	atomic_store(&id->llp_down, true);
-	atomic_fetch_add(&rcm_llp_gen, 1); /* the engine looks for it among the quiet ids */
+	rcm_down_queue(id); /* back to the engine's list, if it had set the id aside */
 	rcm_engine_kick();
 }
 
