@@ -422,13 +422,17 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	if (!rn_device_valid(dev) || !cq)
 		return 0;
 	uint64_t now = rn_progress_now_ns();
-	n = conns_pin_cq(dev, cq, pinned, RN_DEVICE_POLL_QPS);
-	if (n)
+	/* An armed CQ's consumer waits on the channel next, for the engines to deliver: one try
+	 * (a system call on kernel sockets) is worth it, eight are not, and neither engine may
+	 * be held off for it, nor a user-space one driven from here (that holds its thread) */
+	bool armed = rn_cq_armed(cq);
+	n = conns_pin_cq(dev, cq, pinned, armed ? 1 : RN_DEVICE_POLL_QPS);
+	if (n && !armed)
 		rn_progress_consumer_polled(dev->eng, now);
 	/* placement from this thread must hold up dereg like the engine's (rn_mem QSBR) */
 	bool rd = n && rn_mem_reader_register(dev->mem, &reader) == RN_OK;
 	/* a user-space engine's empty recv drives the engine from this thread (rn_transport.h) */
-	rn_thread_set_cq_poller(rd);
+	rn_thread_set_cq_poller(rd && !armed);
 	for (unsigned i = 0; i < n; i++) {
 		int r = rd ? pinned[i]->ops->try_progress(pinned[i]->obj) : -1;
 
@@ -442,9 +446,8 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	if (rd)
 		rn_mem_reader_unregister(dev->mem, reader);
 	/* a poll that could drive nothing (no QP feeds cq, the device has too many to take the
-	 * others) must not hold the engine's thread: nobody else would run their work; nor one
-	 * of an armed CQ: its consumer waits on the channel next, for the engine to deliver */
-	if (n && !rn_cq_armed(cq))
+	 * others) must not hold the engine's thread: nobody else would run their work */
+	if (n && !armed)
 		note_call(dev, now, did ? rn_progress_now_ns() : now, true);
 	return did;
 }
