@@ -42,7 +42,19 @@ uint16_t tcp_rcv_wnd_field(struct tcp_conn *c, bool syn)
 	return (uint16_t)field;
 }
 
-static void fill_opts(struct tcp_conn *c, uint8_t flags, struct tcp_opt_out *o,
+/* The octets of payload and options a segment may carry: the MSS before the timestamp
+ * option was taken off (snd_mss leaves room for that option alone). */
+static uint32_t seg_room(const struct tcp_conn *c)
+{
+	return (uint32_t)c->snd_mss + (c->ts_ok ? 12u : 0u);
+}
+
+/* len: the payload. A receiver with a hole puts SACK blocks on every segment, but a data
+ * segment sized to snd_mss has no room for them: it would exceed the MTU and be refused
+ * (EMSGSIZE), and when both ends hold a hole, each retransmission that would repair the
+ * other's never leaves. Such a segment carries only the blocks that fit (the most recent
+ * first, RFC 2018 4), possibly none; the pure ACKs carry them all. */
+static void fill_opts(struct tcp_conn *c, uint8_t flags, uint32_t len, struct tcp_opt_out *o,
 		      struct tcp_sack_block *blk)
 {
 	if (flags & TCP_F_SYN) {
@@ -60,6 +72,8 @@ static void fill_opts(struct tcp_conn *c, uint8_t flags, struct tcp_opt_out *o,
 	if (c->sack_ok && !(flags & TCP_F_SYN) && c->sack_rcv.n) {
 		o->nsack = (uint8_t)tcp_sack_rcv_blocks(&c->sack_rcv, blk, c->ts_ok ? 3 : 4);
 		o->sack = blk;
+		while (o->nsack && len + tcp_opt_len(o) > seg_room(c))
+			o->nsack--;
 	}
 }
 
@@ -112,7 +126,7 @@ int tcp_send_segment(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t fla
 			return -ENOBUFS;
 		}
 	}
-	fill_opts(c, flags, &o, blk);
+	fill_opts(c, flags, len, &o, blk);
 	out.src = c->laddr;
 	out.dst = c->raddr;
 	out.sport = c->lport;

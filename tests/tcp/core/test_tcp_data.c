@@ -134,6 +134,7 @@ static void send_pattern(struct pair_ep *a, size_t off, size_t len)
 	assert_int_equal(tcp_send(a->c, &iov, 1), (ssize_t)len);
 	free(buf);
 	tcp_stack_flush(P.st[0]);
+	tcp_stack_flush(P.st[1]);
 }
 
 static void rto_case(bool ts)
@@ -261,6 +262,52 @@ static void test_sack_recovery(void **state)
 		}
 		assert_int_equal(n, 3);
 		assert_true(t_last == t_first);
+	}
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
+/* Drops the third data segment of each direction. */
+static enum pair_action drop_third_each_way(void *arg, const struct pair_seg *s, unsigned n)
+{
+	unsigned *seen = arg;
+
+	(void)n;
+	if (!s->len)
+		return PAIR_PASS;
+	return ++seen[s->dir] == 3 ? PAIR_DROP : PAIR_PASS;
+}
+
+/* Both ways lose a segment at once: each end then holds data out of order, so SACK blocks
+ * would ride on everything it sends, its full-sized retransmissions too, which then no longer
+ * fit the MTU. Each hole is repaired by fast recovery all the same, and no segment exceeds
+ * the MSS with its options. */
+static void test_sack_both_ways(void **state)
+{
+	struct pair_ep a, b;
+	unsigned seen[2] = {0, 0}, i;
+	struct tcp_conn_stats sa, sb;
+	const size_t warm = 200000, len = 30 * 1448;
+
+	(void)state;
+	pair_established(&a, &b);
+	assert_int_equal(pair_bulk(&P, &a, &b, warm, 10 * SEC), warm);
+	assert_int_equal(pair_bulk(&P, &b, &a, warm, 10 * SEC), warm);
+	P.filter = drop_third_each_way;
+	P.filter_arg = seen;
+	send_pattern(&a, warm, len);
+	send_pattern(&b, warm, len);
+	pair_advance(&P, 100 * MS, 1 * MS);
+	assert_true(pair_check_pattern(&b, warm + len));
+	assert_true(pair_check_pattern(&a, warm + len));
+	tcp_conn_get_stats(a.c, &sa);
+	tcp_conn_get_stats(b.c, &sb);
+	assert_int_equal(sa.rto_expiries + sb.rto_expiries, 0);
+	for (i = 0; i < P.nlog && i < PAIR_LOG; i++) {
+		const struct pair_seg *x = &P.log[i];
+		uint32_t opts = 12 + (x->opts.nsack ? 4 + 8u * x->opts.nsack : 0);
+
+		assert_true(x->len + opts <= 1460);
 	}
 	pair_ep_fini(&a);
 	pair_ep_fini(&b);
@@ -962,6 +1009,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rto_backoff_karn_no_ts, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fast_retransmit, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_sack_recovery, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_sack_both_ways, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ooo_long_range, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_tail_loss_probe, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_reorder_dup_corrupt, pair_fixture_setup, pair_fixture_teardown),
