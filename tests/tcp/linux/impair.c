@@ -3,9 +3,14 @@
  * It bridges two interfaces of its own namespace through AF_PACKET sockets and impairs the
  * frames of one direction (or both):
  *   impair IF_A IF_B [--dir ab|ba|both] [--loss PCT] [--dup PCT] [--reorder PCT]
- *          [--delay-ms MS] [--seed N] [--seconds S]
+ *          [--delay-ms MS] [--corrupt PCT] [--corrupt-csum stale|fix] [--seed N] [--seconds S]
  * --reorder P holds a frame with probability P and sends it after the next one of its
- * direction; --delay-ms queues every impaired frame for MS. Runs until SIGTERM/SIGINT or
+ * direction; --delay-ms queues every impaired frame for MS. --corrupt P flips one bit of the
+ * TCP payload of that share of the IPv4 TCP frames that carry one (Ethernet, IP and TCP
+ * headers and the frame's length untouched, so it still arrives as a well-formed frame). The
+ * TCP checksum is left stale by default, as a flip on a wire would leave it: the receiving
+ * TCP must drop the segment and the sender retransmit. With --corrupt-csum fix the checksum is
+ * updated to match, so that only an end-to-end check above TCP (MPA's CRC) can catch it. Runs until SIGTERM/SIGINT or
  * --seconds, then prints what it did ("impair: ..." on stderr). */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,14 +45,15 @@ struct dir_state {
 };
 
 static struct {
-	double loss, dup, reorder;
+	double loss, dup, reorder, corrupt;
+	bool corrupt_fix;      /* --corrupt-csum fix */
 	uint64_t delay_ns;
 	uint64_t rng;
 	int fd[2];
 	struct dir_state dir[2];  /* 0: a->b, 1: b->a */
 	struct frame *q;          /* delay queue (FIFO: every frame gets the same delay) */
 	unsigned qh, qn;
-	uint64_t in, out, lost, duped, reordered, delayed, qdrops;
+	uint64_t in, out, lost, duped, reordered, delayed, qdrops, corrupted;
 } g;
 
 static volatile sig_atomic_t stop;
@@ -114,6 +120,50 @@ static void flush_due(uint64_t now)
 	}
 }
 
+/* Where an IPv4 TCP frame's payload is: 0 when it has none (or is no such frame). */
+static unsigned tcp_payload(const struct frame *f, unsigned *tcp_off, unsigned *end)
+{
+	const uint8_t *d = f->data;
+	if (f->len < 14 + 20 + 20 || d[12] != 0x08 || d[13] != 0x00 || (d[14] >> 4) != 4 ||
+	    d[23] != 6)
+		return 0;
+	unsigned ihl = (d[14] & 15u) * 4, tot = (unsigned)d[16] << 8 | d[17];
+	*tcp_off = 14 + ihl;
+	*end = 14 + tot;
+	if (ihl < 20 || *end > f->len || *tcp_off + 20 > *end)
+		return 0;
+	unsigned start = *tcp_off + (d[*tcp_off + 12] >> 4) * 4u;
+	return start < *end ? start : 0;
+}
+
+/* The checksum after one 16-bit word of the segment changed from old to new (RFC 1624). */
+static void csum_update(uint8_t *sum, uint16_t old, uint16_t new)
+{
+	uint32_t hc = (uint32_t)sum[0] << 8 | sum[1];
+	uint32_t x = (~hc & 0xffff) + (~old & 0xffffu) + new;
+	x = (x & 0xffff) + (x >> 16);
+	x = (x & 0xffff) + (x >> 16);
+	hc = ~x & 0xffff;
+	sum[0] = (uint8_t)(hc >> 8);
+	sum[1] = (uint8_t)hc;
+}
+
+static void corrupt(struct frame *f)
+{
+	unsigned tcp_off, end, start = tcp_payload(f, &tcp_off, &end);
+	if (!start)
+		return;
+	unsigned at = start + (unsigned)(rnd() * (end - start));
+	/* the 16-bit word of the segment holding the byte (the segment starts even) */
+	unsigned w = tcp_off + ((at - tcp_off) & ~1u);
+	uint16_t old = (uint16_t)(f->data[w] << 8 | (w + 1 < end ? f->data[w + 1] : 0));
+	f->data[at] ^= (uint8_t)(1u << (unsigned)(rnd() * 8));
+	uint16_t new = (uint16_t)(f->data[w] << 8 | (w + 1 < end ? f->data[w + 1] : 0));
+	if (g.corrupt_fix)
+		csum_update(f->data + tcp_off + 16, old, new);
+	g.corrupted++;
+}
+
 static void impair_frame(struct dir_state *d, struct frame *f)
 {
 	f->due_ns = now_ns() + g.delay_ns;
@@ -121,6 +171,8 @@ static void impair_frame(struct dir_state *d, struct frame *f)
 		g.lost++;
 		return;
 	}
+	if (g.corrupt > 0 && rnd() < g.corrupt)
+		corrupt(f);
 	if (g.reorder > 0 && !d->held_valid && rnd() < g.reorder) {
 		d->held = *f;  /* goes out after the next frame */
 		d->held_valid = true;
@@ -159,7 +211,8 @@ static void pump(int from)
 static int usage(void)
 {
 	fprintf(stderr, "usage: impair IF_A IF_B [--dir ab|ba|both] [--loss PCT] [--dup PCT] "
-			"[--reorder PCT] [--delay-ms MS] [--seed N] [--seconds S]\n");
+			"[--reorder PCT] [--delay-ms MS] [--corrupt PCT] [--corrupt-csum stale|fix] "
+			"[--seed N] [--seconds S]\n");
 	return 64;
 }
 
@@ -179,6 +232,9 @@ static int parse(int argc, char **argv, double *secs)
 		} else if (!strcmp(k, "--loss")) g.loss = atof(v) / 100;
 		else if (!strcmp(k, "--dup")) g.dup = atof(v) / 100;
 		else if (!strcmp(k, "--reorder")) g.reorder = atof(v) / 100;
+		else if (!strcmp(k, "--corrupt")) g.corrupt = atof(v) / 100;
+		else if (!strcmp(k, "--corrupt-csum") && (!strcmp(v, "fix") || !strcmp(v, "stale")))
+			g.corrupt_fix = !strcmp(v, "fix");
 		else if (!strcmp(k, "--delay-ms")) g.delay_ns = (uint64_t)(atof(v) * 1e6);
 		else if (!strcmp(k, "--seed")) g.rng = strtoull(v, NULL, 0) | 1;
 		else if (!strcmp(k, "--seconds")) *secs = atof(v);
@@ -186,7 +242,7 @@ static int parse(int argc, char **argv, double *secs)
 			return -1;
 	}
 	return g.loss < 0 || g.loss > 1 || g.dup < 0 || g.dup > 1 || g.reorder < 0 ||
-			       g.reorder > 1 ? -1 : 0;
+			       g.reorder > 1 || g.corrupt < 0 || g.corrupt > 1 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -226,9 +282,10 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"impair: in %llu out %llu lost %llu duplicated %llu reordered %llu delayed %llu "
-		"queue-drops %llu\n",
+		"queue-drops %llu corrupted %llu\n",
 		(unsigned long long)g.in, (unsigned long long)g.out, (unsigned long long)g.lost,
 		(unsigned long long)g.duped, (unsigned long long)g.reordered,
-		(unsigned long long)g.delayed, (unsigned long long)g.qdrops);
+		(unsigned long long)g.delayed, (unsigned long long)g.qdrops,
+		(unsigned long long)g.corrupted);
 	return 0;
 }
