@@ -75,9 +75,11 @@ echo "== build and test (ASan + UBSan)"
 if run_build build-san sanitizers -Db_sanitize=address,undefined -Db_lundef=false; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   # the 10-run loops (suite 'repeat') run once, in the plain build: under ASan a single run
-  # of each program covers the same code
-  meson test -C build-san --print-errorlogs --num-processes 2 --no-suite repeat | tail -25
-  count_meson_results build-san sanitizers testlog meson test --no-suite repeat
+  # of each program covers the same code; so does the soak (suite 'soak'), whose minutes of
+  # random traffic the adversary, the fuzz targets and the data-path tests cover here
+  meson test -C build-san --print-errorlogs --num-processes 2 --no-suite repeat \
+    --no-suite soak | tail -25
+  count_meson_results build-san sanitizers testlog meson test --no-suite repeat --no-suite soak
   unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 
