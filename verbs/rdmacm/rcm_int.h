@@ -137,8 +137,9 @@ void rcm_id_link(struct rcm_id *id);
 void rcm_id_unlink(struct rcm_id *id);
 void rcm_busy_link(struct rcm_id *id);
 void rcm_busy_unlink(struct rcm_id *id);
-/* The QP's close callback queues its id for the engine (any thread, under the QP's lock: a
- * leaf lock of its own, never rcm_lock); the engine takes them back (rcm_lock held). */
+/* The QP's close callback sets llp_down and queues its id for the engine (any thread, under
+ * the QP's lock: a leaf lock of its own, never rcm_lock); the engine takes them back
+ * (rcm_lock held). */
 void rcm_down_queue(struct rcm_id *id);
 void rcm_down_take(void);
 

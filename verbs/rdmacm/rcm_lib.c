@@ -39,6 +39,8 @@ void rcm_busy_unlink(struct rcm_id *id)
 void rcm_down_queue(struct rcm_id *id)
 {
 	pthread_mutex_lock(&rcm_down_lock);
+	/* set under the lock rcm_id_unlink takes: a destroy that sees it set finds the id queued */
+	atomic_store(&id->llp_down, true);
 	if (!id->down_queued) {
 		id->dprev = NULL;
 		id->dnext = rcm_down;

@@ -179,8 +179,7 @@ static void qp_llp_closed(void *arg)
 {
 	struct rcm_id *id = arg;
 
-	atomic_store(&id->llp_down, true);
-	rcm_down_queue(id); /* back to the engine's list, if it had set the id aside */
+	rcm_down_queue(id); /* llp_down, and back to the engine's list */
 	rcm_engine_kick();
 }
 
