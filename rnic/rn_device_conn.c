@@ -265,11 +265,11 @@ enum rn_status rn_device_conn_attach(struct rn_dev_conn *c, void *obj)
 	pthread_mutex_lock(&c->lock);
 	c->obj = obj;
 	pthread_mutex_unlock(&c->lock);
+	/* out of memory for the index: the engine still serves obj, only a poll of its CQ
+	 * will not run its work (consumer-side progress is an optimisation) */
 	pthread_mutex_lock(&c->dev->lock);
-	enum rn_status rc = feeds_add(c->dev, c);
+	(void)feeds_add(c->dev, c);
 	pthread_mutex_unlock(&c->dev->lock);
-	if (rc)
-		return rc;
 	atomic_store(&c->live, true);
 	rn_device_engine_up(c->dev);
 	rn_device_conn_wake(c);
