@@ -12,6 +12,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "vx.h"
+
 #define SCALE_MSG 64u
 #define SCALE_QPS_PER_CQ 1024u  /* each QP has at most one Send and one Receive outstanding */
 
@@ -37,8 +39,6 @@ int scale_post_send(struct scale_dev *d, struct ibv_qp *qp, unsigned i);
  * timeout_ms or on error. */
 int scale_wait_wc(struct scale_dev *d, unsigned c, struct ibv_wc *wc, int timeout_ms);
 
-uint64_t scale_now_ns(void);
-long scale_rss_kib(void);
 /* Raises the open-file limit to at least want (a kernel-socket QP holds its socket and the
  * engine's copy of it). */
 int scale_nofile(unsigned want);

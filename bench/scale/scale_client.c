@@ -104,7 +104,7 @@ static uint64_t round_trip(struct client *c, unsigned i)
 	unsigned cq = i / SCALE_QPS_PER_CQ;
 	bool sent = false, answered = false;
 	struct ibv_wc wc;
-	uint64_t t0 = scale_now_ns();
+	uint64_t t0 = vx_now_ns();
 
 	if (scale_post_send(&c->dev, c->id[i]->qp, i))
 		return 0;
@@ -122,7 +122,7 @@ static uint64_t round_trip(struct client *c, unsigned i)
 		sent |= wc.opcode == IBV_WC_SEND;
 		answered |= wc.opcode == IBV_WC_RECV;
 	}
-	uint64_t rtt = scale_now_ns() - t0;
+	uint64_t rtt = vx_now_ns() - t0;
 	return scale_post_recv(&c->dev, c->id[i]->qp, i) ? 0 : rtt;
 }
 
@@ -172,23 +172,23 @@ static int measure(struct client *c, unsigned iters, unsigned inflight)
 {
 	if (connect_range(c, 0, 1, 1))
 		return -1;
-	long rss1 = scale_rss_kib();
+	long rss1 = vx_rss_kib();
 	uint64_t lat1 = median_rtt(c, 0, iters);
-	uint64_t t0 = scale_now_ns();
+	uint64_t t0 = vx_now_ns();
 	if (!lat1 || connect_range(c, 1, c->nqp, inflight))
 		return -1;
-	double setup_s = (double)(scale_now_ns() - t0) / 1e9;
-	long rssn = scale_rss_kib();
+	double setup_s = (double)(vx_now_ns() - t0) / 1e9;
+	long rssn = vx_rss_kib();
 	uint64_t latn = median_rtt(c, 0, iters);
-	t0 = scale_now_ns();
+	t0 = vx_now_ns();
 	for (unsigned i = 0; i < c->nqp; i++)
 		if (!round_trip(c, i))
 			return -1;
-	double all_s = (double)(scale_now_ns() - t0) / 1e9;
-	t0 = scale_now_ns();
+	double all_s = (double)(vx_now_ns() - t0) / 1e9;
+	t0 = vx_now_ns();
 	if (!latn || disconnect_range(c, 1))
 		return -1;
-	double down_s = (double)(scale_now_ns() - t0) / 1e9;
+	double down_s = (double)(vx_now_ns() - t0) / 1e9;
 	printf("qp_scale: %u QPs; setup of %u in %.2f s (%.0f/s); RSS %ld KiB with 1, %ld KiB "
 	       "with all: %.1f KiB per QP; round trip on QP 0: %.1f us alone, %.1f us with all "
 	       "open (ratio %.3f); one round trip on each QP: %.2f s; disconnect of %u: %.2f s\n",

@@ -7,30 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "scale.h"
-
-uint64_t scale_now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-long scale_rss_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
 
 int scale_nofile(unsigned want)
 {
@@ -126,13 +104,13 @@ int scale_qp_create(struct scale_dev *d, struct rdma_cm_id *id, unsigned i)
 
 int scale_wait_wc(struct scale_dev *d, unsigned c, struct ibv_wc *wc, int timeout_ms)
 {
-	uint64_t end = scale_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t end = vx_now_ns() + (uint64_t)timeout_ms * 1000000u;
 	for (;;) {
 		int n = ibv_poll_cq(d->cq[c], 1, wc);
 		if (n)
 			return n < 0 ? -1 : 1;
 		struct pollfd p = { d->ch[c]->fd, POLLIN, 0 };
-		int left = (int)((int64_t)(end - scale_now_ns()) / 1000000);
+		int left = (int)((int64_t)(end - vx_now_ns()) / 1000000);
 		if (left < 0 || poll(&p, 1, left) < 0)
 			return -1;
 		struct ibv_cq *cq;

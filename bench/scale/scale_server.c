@@ -27,7 +27,7 @@ static void on_request(struct server *s, struct rdma_cm_id *id)
 	if (i == 0 && scale_dev_open(&s->dev, id->verbs, s->nqp))
 		perror("qp_scale server: PD, CQs, buffers");
 	if (i == 0)
-		s->rss_base = scale_rss_kib();
+		s->rss_base = vx_rss_kib();
 	if (i >= s->nqp || !s->dev.pd || scale_qp_create(&s->dev, id, i) || rdma_accept(id, &p)) {
 		fprintf(stderr, "qp_scale server: connection %u refused: %s\n", i, strerror(errno));
 		rdma_reject(id, NULL, 0);
@@ -53,7 +53,7 @@ static void on_cm(struct server *s)
 		on_request(s, id);
 	} else if (t == RDMA_CM_EVENT_ESTABLISHED) {
 		if (++s->open == s->nqp)
-			s->rss_peak = scale_rss_kib();
+			s->rss_peak = vx_rss_kib();
 	} else if ((t == RDMA_CM_EVENT_DISCONNECTED || t == RDMA_CM_EVENT_CONNECT_ERROR) &&
 		   id->context) {
 		unsigned i = (unsigned)(uintptr_t)id->context - 1;

@@ -110,9 +110,7 @@ int soak_send_check(const uint8_t *p, uint32_t got, uint32_t want, uint64_t key,
                     uint32_t seq);
 uint64_t soak_rand(uint64_t *state);
 
-/* soak_util.c: time, RSS, progress, events, teardown. */
-uint64_t soak_now_ns(void);
-long soak_rss_kib(void);
+/* soak_util.c: progress, RSS samples, events, teardown (time and RSS: vx.h). */
 void soak_tick(struct soak_run *r, const char *role);   /* progress line, RSS sample */
 int soak_rss_verdict(const struct soak_run *r);           /* 0 within the bound, else -1 */
 void soak_report(const struct soak_run *r, const char *role);

@@ -149,7 +149,7 @@ static int start_send(struct cli *c, int qp, int i)
 	uint8_t *p = slot_buf(c->src, qp, i) + s->loff;
 	soak_send_fill(p, s->len, s->key, (unsigned)qp, s->seq);
 	s->kind = SOAK_SEND;
-	s->t0 = soak_now_ns();
+	s->t0 = vx_now_ns();
 	c->q[qp].sends++;
 	return post(c, qp, IBV_WR_SEND, wr_id(SOAK_SEND, qp, i), c->src, p, s->len, 0);
 }
@@ -166,7 +166,7 @@ static int start_write(struct cli *c, int qp, int i)
 	uint8_t *p = slot_buf(c->src, qp, i) + s->loff;
 	soak_fill(p, s->len, s->key);
 	s->kind = SOAK_WRITE;
-	s->t0 = soak_now_ns();
+	s->t0 = vx_now_ns();
 	return post(c, qp, IBV_WR_RDMA_WRITE, wr_id(SOAK_WRITE, qp, i), c->src, p, s->len,
 	            s->raddr);
 }
@@ -175,7 +175,7 @@ static int start_read(struct cli *c, int qp, int i)
 {
 	struct cli_slot *s = &c->q[qp].slot[i];
 	s->kind = SOAK_READ;
-	s->t0 = soak_now_ns();
+	s->t0 = vx_now_ns();
 	return post(c, qp, IBV_WR_RDMA_READ, wr_id(SOAK_READ, qp, i), c->dst,
 	            slot_buf(c->dst, qp, i) + s->loff, s->len, s->raddr);
 }
@@ -228,7 +228,7 @@ static int on_wc(void *arg, const struct ibv_wc *wc)
 	enum soak_kind k = (enum soak_kind)(wc->wr_id >> 32);
 	int qp = (int)(wc->wr_id >> 16 & 0xffff), i = (int)(wc->wr_id & 0xffff);
 	c->r.st.completed++;
-	c->last_wc_ns = soak_now_ns();
+	c->last_wc_ns = vx_now_ns();
 	if (k == SOAK_END) {
 		c->q[qp].end_done = true;
 		c->ends_done++;
@@ -256,7 +256,7 @@ static int post_end(struct cli *c, int qp)
 	memcpy(p, &h, sizeof h);
 	q->end_posted = true;
 	c->ends_posted++;
-	q->end_t0 = soak_now_ns();
+	q->end_t0 = vx_now_ns();
 	q->sends++;
 	return post(c, qp, IBV_WR_SEND, wr_id(SOAK_END, qp, 0), c->end, p, SOAK_HDR_LEN, 0);
 }
@@ -313,7 +313,7 @@ static void outstanding(const struct cli *c)
 			if (q->slot[i].kind != SOAK_KINDS)
 				fprintf(stderr, " [%s seq %u, %u bytes, %.1f s]", kind_str[q->slot[i].kind],
 				        q->slot[i].seq, q->slot[i].len,
-				        (double)(soak_now_ns() - q->slot[i].t0) / 1e9);
+				        (double)(vx_now_ns() - q->slot[i].t0) / 1e9);
 		fprintf(stderr, "\n");
 	}
 }
@@ -385,7 +385,7 @@ static int step(struct cli *c, uint64_t now)
 static int run(struct cli *c)
 {
 	for (;;) {
-		uint64_t now = soak_now_ns();
+		uint64_t now = vx_now_ns();
 		if (step(c, now) || soak_take(&c->r, on_wc, c))
 			return -1;
 		if (c->r.dead_why && !c->r.o->expect_kill && c->ends_posted < c->r.o->qps) {
@@ -394,7 +394,7 @@ static int run(struct cli *c)
 			outstanding(c);
 			return -1;
 		}
-		now = soak_now_ns();
+		now = vx_now_ns();
 		if (stall_check(c, now) || give_up(c, now))
 			return -1;
 		soak_tick(&c->r, ROLE);
@@ -434,7 +434,7 @@ int soak_client(const struct soak_opts *o)
 		printf("soak client: %d QPs connected, seed %llu, %.0f s\n", o->qps,
 		       (unsigned long long)o->seed, o->seconds);
 		fflush(stdout);
-		c->r.start_ns = soak_now_ns();
+		c->r.start_ns = vx_now_ns();
 		c->stop_ns = c->r.start_ns + (uint64_t)(o->seconds * 1e9);
 		rc = run(c);
 	}

@@ -166,7 +166,7 @@ static int post_credit(struct srv *s, int qp)
 	q->posted++;
 	q->credit_busy = true;
 	q->credit_dirty = false;
-	q->credit_t0 = soak_now_ns();
+	q->credit_t0 = vx_now_ns();
 	return 0;
 }
 
@@ -188,7 +188,7 @@ static int take_message(struct srv *s, int qp, const struct ibv_wc *wc)
 	if (soak_send_check(p, wc->byte_len, soak_len(key), key, (unsigned)qp, q->next_seq))
 		return -1;
 	q->next_seq++;
-	soak_note_completion(&s->r, SOAK_RECV, wc->byte_len, soak_now_ns());
+	soak_note_completion(&s->r, SOAK_RECV, wc->byte_len, vx_now_ns());
 	return 0;
 }
 
@@ -245,7 +245,7 @@ static int on_wc(void *arg, const struct ibv_wc *wc)
 /* Credits out, stalls found; -1 on a stall or a failed post. */
 static int service(struct srv *s)
 {
-	uint64_t now = soak_now_ns(), stall = (uint64_t)s->r.o->stall_ms * 1000000u;
+	uint64_t now = vx_now_ns(), stall = (uint64_t)s->r.o->stall_ms * 1000000u;
 	for (int i = 0; i < s->r.o->qps; i++) {
 		struct srv_qp *q = &s->q[i];
 		if (q->credit_busy && now - q->credit_t0 > stall && !s->r.dead_why) {
@@ -314,7 +314,7 @@ static int run(struct srv *s)
 			        s->r.dead_why);
 			return -1;
 		}
-		if (service(s) || give_up(s, soak_now_ns()))
+		if (service(s) || give_up(s, vx_now_ns()))
 			return -1;
 		soak_tick(&s->r, ROLE);
 		if (s->ended == s->r.o->qps && !s->closing && close_all(s))
@@ -353,7 +353,7 @@ int soak_server(const struct soak_opts *o)
 	if (!rc) {
 		printf("soak server: %d QPs connected, seed %llu\n", o->qps,
 		       (unsigned long long)s->seed);
-		s->r.start_ns = soak_now_ns();
+		s->r.start_ns = vx_now_ns();
 		rc = run(s);
 	}
 	report_flush(s);

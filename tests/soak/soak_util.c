@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "soak.h"
 
@@ -15,33 +14,12 @@ static const char *const kind_name[SOAK_KINDS] = {
 	[SOAK_RECV] = "recv", [SOAK_CREDIT] = "credit", [SOAK_END] = "end",
 };
 
-uint64_t soak_now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-long soak_rss_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /* One RSS sample a second. The first one after warm-up (20 % of the run) is the baseline;
  * the largest later one is what the bound is checked against. */
 static void rss_sample(struct soak_run *r, uint64_t now)
 {
 	uint64_t warm_ns = (uint64_t)(r->o->seconds * 0.2 * 1e9);
-	r->rss_last = soak_rss_kib();
+	r->rss_last = vx_rss_kib();
 	if (r->rss_start < 0)
 		r->rss_start = r->rss_last;
 	if (!r->warm && now - r->start_ns >= warm_ns) {
@@ -59,7 +37,7 @@ static double secs(uint64_t ns)
 
 void soak_tick(struct soak_run *r, const char *role)
 {
-	uint64_t now = soak_now_ns();
+	uint64_t now = vx_now_ns();
 	if (now >= r->next_rss_ns) {
 		rss_sample(r, now);
 		r->next_rss_ns = now + 1000000000u;
@@ -94,7 +72,7 @@ void soak_report(const struct soak_run *r, const char *role)
 {
 	const struct soak_stats *s = &r->st;
 	uint64_t bytes = 0;
-	printf("soak %s: totals after %.1f s:", role, secs(soak_now_ns() - r->start_ns));
+	printf("soak %s: totals after %.1f s:", role, secs(vx_now_ns() - r->start_ns));
 	for (int k = 0; k < SOAK_KINDS; k++) {
 		if (!s->ops[k])
 			continue;
@@ -133,7 +111,7 @@ void soak_mark_dead(struct soak_run *r, int qp, const char *why)
 {
 	if (!r->dead_why) {
 		r->dead_why = why;
-		r->dead_ns = soak_now_ns();
+		r->dead_ns = vx_now_ns();
 		printf("soak: peer gone? first sign: %s (qp %d)\n", why, qp);
 		fflush(stdout);
 	}
@@ -267,7 +245,7 @@ void soak_print_states(const struct soak_run *r, const char *role)
 
 void soak_note_completion(struct soak_run *r, enum soak_kind k, uint32_t bytes, uint64_t t0)
 {
-	uint64_t lat = soak_now_ns() - t0;
+	uint64_t lat = vx_now_ns() - t0;
 	r->st.ops[k]++;
 	r->st.bytes[k] += bytes;
 	if (lat > r->st.max_lat_ns)

@@ -85,6 +85,8 @@ int vx_post(struct vx_conn *c, enum ibv_wr_opcode op, uint64_t wr_id, void *addr
 
 /* Monotonic time in nanoseconds. */
 uint64_t vx_now_ns(void);
+/* The process's resident memory (VmRSS) in KiB, -1 when /proc cannot say. */
+long vx_rss_kib(void);
 /* Pins the calling process to one CPU; returns 0 or -1 (ignored by callers that may run
  * without the permission). */
 int vx_pin_cpu(int cpu);
