@@ -528,6 +528,7 @@ static void init_sm(struct rn_qp *qp)
 				 qp->ia.inbound_read, qp->ia.inbound_write };
 
 	rn_qp_sm_init(&qp->sm, &caps, &at, qp->ia.srq != NULL);
+	qp->sm.close_to_error = qp->ia.close_to_error;
 }
 
 enum rn_status rn_qp_create(const struct rn_qp_init_attr *attr, struct rn_qp **out,

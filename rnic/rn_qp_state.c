@@ -44,7 +44,11 @@
  *     They only gate segments arriving after the Modify; nothing already placed changes.
  *  D48 Terminate codes: Modify->Terminate sends RDMAP Local Catastrophic 0x0000; Bad LLP Close
  *     sends 0x0207 (RDMAP / Remote Operation / Catastrophic localized to the stream, RFC 5040).
- *     A QP sends at most one Terminate per stream and never one after receiving one. */
+ *     A QP sends at most one Terminate per stream and never one after receiving one.
+ *  D220 A QP created with close_to_error (every libibverbs QP) ends a graceful close in Error,
+ *     not Idle: the LLP close done, it enters Error without an LLP reset, flushes both queues
+ *     and raises "LLP Close Complete" as Idle would. Linux siw moves a closed QP to Error, and
+ *     libibverbs users expect IBV_QPS_ERR after a disconnect with every WR completed. */
 #include "rn_qp_state.h"
 
 #include <assert.h>
@@ -487,12 +491,18 @@ static void closing_local_error(struct rn_qp_sm *sm, const struct rn_qp_error *e
 	enter_error(sm, out, true, e->in_wc ? RN_QPE_NONE : e->event);
 }
 
-/* Idle once the LLP close is done, the RQ flushed and the SQ empty; work left is Bad Close. */
+/* Idle once the LLP close is done, the RQ flushed and the SQ empty; work left is Bad Close.
+ * D220: with close_to_error the finished close enters Error instead, which flushes what is
+ * posted then and refuses nothing later (libibverbs' Error), so no WR waits in Idle. */
 static void closing_try_finish(struct rn_qp_sm *sm, const struct rn_qp_cond *c,
 			       struct rn_qp_step *out)
 {
 	if (closing_is_bad(c)) {
 		enter_error(sm, out, true, RN_QPE_BAD_CLOSE);
+		return;
+	}
+	if (sm->llp_closed && sm->close_to_error) {
+		enter_error(sm, out, false, RN_QPE_LLP_CLOSE_COMPLETE);
 		return;
 	}
 	if (!sm->llp_closed || c->rq_wqes != 0)

@@ -130,7 +130,7 @@ impair_check() { # NAME
 }
 
 summary() { # LOG: the lines worth keeping of one end
-	grep -E 'totals|verified|rss start|WRs posted|QP states|peer gone|held|: (OK|FAIL)' "$1" |
+	grep -E 'totals|verified|rss start|WRs posted|QP states|peer gone|: (OK|FAIL)' "$1" |
 		sed 's/^/  /'
 }
 

@@ -124,6 +124,8 @@ struct rn_qp_init_attr {
 	                               * that fails its receive checks is dropped (WC error or
 	                               * async event, QP stays RTS) instead of terminating the
 	                               * stream; framing errors still Terminate (rn_qp_rx.c) */
+	bool close_to_error;          /* a graceful close ends in Error, flushing both queues,
+	                               * instead of Idle (D220: a libibverbs QP, as Linux siw) */
 	uint32_t qp_id;               /* QP ID chosen by the device; 0: the QP takes one from a
 	                               * process-wide counter (tests). Must be unique per rn_mem:
 	                               * type-2 windows are bound to it. */

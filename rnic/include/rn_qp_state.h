@@ -207,6 +207,7 @@ struct rn_qp_sm {
 	struct rn_qp_attr attr;
 	struct rn_qp_caps caps;
 	bool has_srq;
+	bool close_to_error;   /* a graceful close ends in Error, not Idle (D220) */
 	bool llp_closed;       /* Closing: LLP close finished, waiting for the RQ flush */
 	bool flush_pending;    /* Error: FLUSH_* issued, RN_QPI_FLUSH_DONE not yet seen */
 	bool term_sent;        /* a Terminate was sent on this stream (local buffer) */

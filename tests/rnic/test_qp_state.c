@@ -491,6 +491,40 @@ static void test_T34_normal_close(void **state)
 	check_acts(&o, ACTS(A(DISASSOCIATE_LLP), EV(LLP_CLOSE_COMPLETE)));
 }
 
+/* D220: with close_to_error a finished close, local or the peer's, ends in Error (no LLP
+ * reset, both queues flushed, "LLP Close Complete"), even while the RQ flush is running. */
+static void test_close_to_error(void **state)
+{
+	struct rn_qp_sm sm;
+	struct rn_qp_step o;
+	struct rn_qp_cond rq_busy = { 0, 1, false, 0 };
+
+	(void)state;
+	for (int remote = 0; remote < 2; remote++) {
+		sm_in(&sm, RN_QPS_RTS);
+		sm.close_to_error = true;
+		if (remote)
+			ev(&sm, RN_QPI_LLP_FIN, &o);
+		else
+			assert_int_equal(mod(&sm, RN_QPS_CLOSING, 0, &CLEAN, &o), RN_OK);
+		assert_int_equal(sm.state, RN_QPS_CLOSING);
+		rn_qp_event(&sm, RN_QPI_RQ_POSTED, NULL, &rq_busy, &o);
+		check_acts(&o, ACTS(A(FLUSH_RQ)));
+		rn_qp_event(&sm, RN_QPI_LLP_CLOSED, NULL, &rq_busy, &o);
+		check_acts(&o, ACTS(TO_ERR, EV(LLP_CLOSE_COMPLETE)));
+		assert_int_equal(sm.state, RN_QPS_ERROR);
+		/* Error -> Idle waits for the flush, as after any other way into Error */
+		assert_int_equal(mod(&sm, RN_QPS_IDLE, 0, &CLEAN, &o), RN_ERR_STILL_FLUSHING);
+		ev(&sm, RN_QPI_FLUSH_DONE, &o);
+		assert_int_equal(mod(&sm, RN_QPS_IDLE, 0, &CLEAN, &o), RN_OK);
+	}
+	/* a FIN with work left is still a Bad LLP Close (T35) */
+	sm_in(&sm, RN_QPS_RTS);
+	sm.close_to_error = true;
+	rn_qp_event(&sm, RN_QPI_LLP_FIN, NULL, &(struct rn_qp_cond){ 1, 0, false, 0 }, &o);
+	check_acts(&o, ACTS(STOP, TERM(0x0207), A(LLP_CLOSE), EV(BAD_LLP_CLOSE)));
+}
+
 /* T35 (B side): FIN with an SQ WQE or an inbound Read in progress -> Bad LLP Close. */
 static void test_T35_bad_llp_close(void **state)
 {
@@ -895,6 +929,7 @@ int main(void)
 		cmocka_unit_test(test_attr_fixed_by_caps),
 		cmocka_unit_test(test_event_matrix),
 		cmocka_unit_test(test_T34_normal_close),
+		cmocka_unit_test(test_close_to_error),
 		cmocka_unit_test(test_T35_bad_llp_close),
 		cmocka_unit_test(test_T35_closing_post_sq),
 		cmocka_unit_test(test_closing_work_left),

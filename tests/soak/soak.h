@@ -127,11 +127,6 @@ int soak_poll(struct soak_run *r, struct ibv_wc *wc, int n, int ms);
  * either. -1 when on_wc fails or an event must not happen. */
 int soak_take(struct soak_run *r, int (*on_wc)(void *arg, const struct ibv_wc *wc), void *arg);
 bool soak_all_qps_error(const struct soak_run *r);
-/* A QP that a close took back to Idle (it reads RESET) keeps what is posted to it: RDMAC's
- * Idle holds WRs without completing them. A WR posted in the race with the peer's close is
- * told by the state right after the post (one posted in RTS or Closing is flushed when the
- * QP leaves them). */
-bool soak_qp_idle(struct ibv_qp *qp);
 void soak_print_states(const struct soak_run *r, const char *role);
 void soak_note_completion(struct soak_run *r, enum soak_kind k, uint32_t bytes, uint64_t t0);
 void soak_teardown(struct soak_run *r);

@@ -33,7 +33,6 @@ struct cli {
 	struct cli_qp q[SOAK_MAX_QPS];
 	uint64_t rng, stop_ns;
 	int ends_posted, ends_done;
-	uint64_t held;         /* WRs posted once their QP was back in Idle (soak_qp_idle) */
 	uint64_t last_wc_ns;   /* the end phase waits for credits: it must see progress */
 	bool stall_noted;
 };
@@ -120,11 +119,6 @@ static int post(struct cli *c, int qp, enum ibv_wr_opcode op, uint64_t id, struc
 	if (rc)
 		return fprintf(stderr, "soak: ibv_post_send: %s\n", strerror(rc)), -1;
 	c->r.st.posted++;
-	if (c->r.o->expect_kill && soak_qp_idle(c->r.id[qp]->qp)) {
-		c->held++;
-		if ((enum soak_kind)(id >> 32) != SOAK_END)
-			c->q[qp].slot[id & 0xffff].kind = SOAK_KINDS;
-	}
 	return 0;
 }
 
@@ -348,13 +342,15 @@ static int stall_check(struct cli *c, uint64_t now)
 
 static bool in_flight(const struct cli *c)
 {
-	return c->r.st.posted != c->r.st.completed + c->held;
+	return c->r.st.posted != c->r.st.completed;
 }
 
 static bool finished(struct cli *c)
 {
 	if (in_flight(c))
 		return false;
+	if (c->r.dead_why && c->r.o->expect_kill)
+		return soak_all_qps_error(&c->r);   /* where a killed peer leaves them */
 	if (c->r.dead_why)
 		return c->r.disconnected >= c->r.o->qps || soak_all_qps_error(&c->r);
 	return false;
@@ -408,12 +404,9 @@ static void report_flush(struct cli *c)
 	if (!c->r.dead_why)
 		return;
 	printf("soak client: peer gone (first sign: %s); WRs %llu posted, %llu completed (%llu "
-	       "flushed), %llu held by an Idle QP\n", c->r.dead_why,
+	       "flushed)\n", c->r.dead_why,
 	       (unsigned long long)c->r.st.posted, (unsigned long long)c->r.st.completed,
-	       (unsigned long long)c->r.st.flushed, (unsigned long long)c->held);
-	if (c->held)
-		printf("soak client: held: work requests posted after a close had taken their QP back "
-		       "to Idle, which keeps them\n");
+	       (unsigned long long)c->r.st.flushed);
 }
 
 int soak_client(const struct soak_opts *o)

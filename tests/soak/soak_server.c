@@ -21,7 +21,6 @@ struct srv_qp {
 	uint64_t credit_t0, credit_raddr;
 	uint32_t credit_rkey;
 	uint64_t posted, completed;   /* WRs of this QP's own queues */
-	uint64_t held;                /* receives posted once the QP was back in Idle */
 };
 
 struct srv {
@@ -58,9 +57,8 @@ static uint8_t *recv_buf(struct srv *s, uint64_t i)
 	return (uint8_t *)s->recv->addr + i * SOAK_MAX_LEN;
 }
 
-/* Buffer i of the pool: to the S-RQ, or to the RQ of the QP that owns it. A QP that a close
- * took back to Idle keeps what is posted to it (soak_qp_idle): a receive reposted in the race
- * with the peer's close is counted apart. */
+/* Buffer i of the pool: to the S-RQ, or to the RQ of the QP that owns it. A receive reposted
+ * in the race with the peer's close completes too: a closed QP is in Error, which flushes. */
 static int post_recv(struct srv *s, int qp, uint64_t i)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)recv_buf(s, i), .length = SOAK_MAX_LEN,
@@ -74,8 +72,6 @@ static int post_recv(struct srv *s, int qp, uint64_t i)
 		return 0;
 	s->r.st.posted++;
 	s->q[qp].posted++;
-	if (s->r.o->expect_kill && s->r.start_ns && soak_qp_idle(s->r.id[qp]->qp))
-		s->q[qp].held++;
 	return 0;
 }
 
@@ -271,20 +267,14 @@ static int close_all(struct srv *s)
 	return 0;
 }
 
-static uint64_t held_total(const struct srv *s)
-{
-	uint64_t n = 0;
-	for (int i = 0; i < s->r.o->qps; i++)
-		n += s->q[i].held;
-	return n;
-}
-
-/* Done when every QP is disconnected (or in Error) and every WR of theirs came back. */
+/* Done when every QP is disconnected and every WR of theirs came back; after a kill, when
+ * every QP is in Error (where a killed peer leaves them). */
 static bool finished(struct srv *s)
 {
-	bool gone = s->r.disconnected >= s->r.o->qps || soak_all_qps_error(&s->r);
-	return (s->closing || s->r.dead_why) && gone &&
-	       s->r.st.posted == s->r.st.completed + held_total(s);
+	bool gone = s->r.o->expect_kill ? soak_all_qps_error(&s->r)
+	                                : s->r.disconnected >= s->r.o->qps ||
+	                                  soak_all_qps_error(&s->r);
+	return (s->closing || s->r.dead_why) && gone && s->r.st.posted == s->r.st.completed;
 }
 
 static int give_up(struct srv *s, uint64_t now)
@@ -297,9 +287,8 @@ static int give_up(struct srv *s, uint64_t now)
 	        s->r.disconnected, soak_all_qps_error(&s->r) ? "yes" : "no",
 	        (unsigned long long)s->r.st.posted, (unsigned long long)s->r.st.completed);
 	for (int i = 0; i < s->r.o->qps; i++)
-		fprintf(stderr, "soak:   qp %d: %llu WRs posted, %llu completed, %llu held by the "
-		        "Idle QP, credit write %s\n", i, (unsigned long long)s->q[i].posted,
-		        (unsigned long long)s->q[i].completed, (unsigned long long)s->q[i].held,
+		fprintf(stderr, "soak:   qp %d: %llu WRs posted, %llu completed, credit write %s\n",
+		        i, (unsigned long long)s->q[i].posted, (unsigned long long)s->q[i].completed,
 		        s->q[i].credit_busy ? "outstanding" : "idle");
 	return -1;
 }
@@ -330,13 +319,10 @@ static void report_flush(struct srv *s)
 		return;
 	const char *how = s->closing ? "disconnected after END" : s->r.dead_why;
 	printf("soak server: peer gone (%s); WRs of the QPs' queues %llu posted, %llu completed "
-	       "(%llu flushed), %llu held by an Idle QP%s\n", how,
+	       "(%llu flushed)%s\n", how,
 	       (unsigned long long)s->r.st.posted, (unsigned long long)s->r.st.completed,
-	       (unsigned long long)s->r.st.flushed, (unsigned long long)held_total(s),
+	       (unsigned long long)s->r.st.flushed,
 	       s->r.srq ? "; the S-RQ's receives are freed with it" : "");
-	if (held_total(s))
-		printf("soak server: held: receives reposted after a close had taken their QP back "
-		       "to Idle, which keeps them\n");
 }
 
 int soak_server(const struct soak_opts *o)

@@ -216,13 +216,6 @@ bool soak_all_qps_error(const struct soak_run *r)
 	return true;
 }
 
-bool soak_qp_idle(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-	return !ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) && a.qp_state <= IBV_QPS_RTR;
-}
-
 static const char *state_name(enum ibv_qp_state s)
 {
 	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };

@@ -283,6 +283,28 @@ static void test_access_flags_rts(void **state)
 	assert_int_equal(p->b.buf[0], 0x3c);   /* nothing placed */
 }
 
+/* D220: a graceful close (SQD, what rdma_disconnect does) ends both QPs in ERR, not RESET;
+ * the peer's posted Receive is flushed, and one posted after the close completes too. */
+static void test_peer_close_ends_in_error(void **state)
+{
+	struct tv_pair *p = *state;
+	struct ibv_wc wc;
+
+	tv_post_recv(&p->b, 40, 0, 64);
+	assert_int_equal(tv_modify_state(p->a.qp, IBV_QPS_SQD), 0);
+	wc = tv_wait_wc(p->b.cq);
+	assert_int_equal(wc.wr_id, 40);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	assert_true(tv_wait_state(p->b.qp, IBV_QPS_ERR, TV_LOOP_WAIT_MS));
+	assert_true(tv_wait_state(p->a.qp, IBV_QPS_ERR, TV_LOOP_WAIT_MS));
+	tv_post_recv(&p->b, 41, 64, 64);
+	wc = tv_wait_wc(p->b.cq);
+	assert_int_equal(wc.wr_id, 41);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	assert_int_equal(ibv_poll_cq(p->b.cq, 1, &wc), 0);
+	assert_int_equal(tv_modify_state(p->b.qp, IBV_QPS_RESET), 0);
+}
+
 /* ERR flushes what is posted; RESET brings the QP back to Idle. */
 static void test_flush_and_reset(void **state)
 {
@@ -315,6 +337,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fast_reg_unprivileged, setup,
 						tv_pair_teardown),
 		cmocka_unit_test_setup_teardown(test_flush_and_reset, setup, tv_pair_teardown),
+		cmocka_unit_test_setup_teardown(test_peer_close_ends_in_error, setup,
+						tv_pair_teardown),
 		cmocka_unit_test_setup_teardown(test_post_until_enomem, setup_sq128,
 						tv_pair_teardown),
 		cmocka_unit_test_setup_teardown(test_access_flags_rts, setup, tv_pair_teardown),

@@ -78,25 +78,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	assert_int_equal(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
-	return a.qp_state;
-}
-
-/* Wait (bounded) until qp queries as s. */
-static int wait_state(struct ibv_qp *qp, enum ibv_qp_state s)
-{
-	long long end = t_now_ms() + WAIT_MS;
-
-	while (qp_state(qp) != s && t_now_ms() < end)
-		usleep(1000);
-	return qp_state(qp) == s;
-}
-
 /* Poll everything the CQ has now (bounded wait for the first). */
 static int drain(struct ibv_cq *cq, struct ibv_wc *wc, int max)
 {
@@ -129,8 +110,8 @@ static void test_error_post_flush(void **state)
 
 	/* the peer terminates (IBV_QPS_SQE sends a Terminate): both end in Error */
 	assert_int_equal(tv_modify_state(p->b.qp, IBV_QPS_SQE), 0);
-	assert_true(wait_state(a->qp, IBV_QPS_ERR));
-	assert_true(wait_state(p->b.qp, IBV_QPS_ERR));
+	assert_true(tv_wait_state(a->qp, IBV_QPS_ERR, WAIT_MS));
+	assert_true(tv_wait_state(p->b.qp, IBV_QPS_ERR, WAIT_MS));
 	drain(a->cq, wc, 16); /* whatever the entry into Error flushed */
 
 	/* valid WRs: accepted, completed as flushed, in post order */
@@ -195,11 +176,11 @@ static void test_terminate_post_flush(void **state)
 	/* Terminate (SQE) until the LLP close finishes, which under load can come first: then
 	 * the posts below take the Error path (sv_post_err.c); test_qp_state's posting rules
 	 * hold Terminate's table without a race */
-	int st = qp_state(b->qp);
+	int st = tv_qp_state(b->qp);
 	assert_true(st == IBV_QPS_SQE || st == IBV_QPS_ERR);
 	assert_int_equal(ibv_post_recv(b->qp, &r1, &rbad), 0);
 	assert_int_equal(ibv_post_send(b->qp, &s1, &sbad), 0);
-	assert_true(wait_state(b->qp, IBV_QPS_ERR));
+	assert_true(tv_wait_state(b->qp, IBV_QPS_ERR, WAIT_MS));
 	/* all three, however the flushes are spread in time; the Receives in post order */
 	int n = 0, seen = 0, last_recv = -1;
 	long long end = t_now_ms() + WAIT_MS;

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -90,6 +91,32 @@ static inline int tv_modify_state(struct ibv_qp *qp, enum ibv_qp_state s)
 	struct ibv_qp_attr a = { .qp_state = s };
 
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+/* What ibv_query_qp reports as the QP's state. */
+static inline enum ibv_qp_state tv_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	assert_int_equal(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	return a.qp_state;
+}
+
+/* Wait up to ms until qp queries as s; whether it does. */
+static inline int tv_wait_state(struct ibv_qp *qp, enum ibv_qp_state s, int ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (tv_qp_state(qp) == s)
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= ms)
+			return 0;
+		poll(NULL, 0, 1);
+	}
 }
 
 #endif
