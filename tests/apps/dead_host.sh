@@ -1,10 +1,11 @@
 #!/bin/sh
 # A peer host that vanishes without a word (power, cable; issue 27 item 7) on the kernel-socket
 # transport: softrnic-rping between two namespaces over a veth pair, the link taken down in
-# the client's namespace mid-run, so no RST or FIN ever arrives. The streams' keepalive and
-# user timeout (SOFTRNIC_KEEPALIVE, default 5,1,5: 10 s) must end the server's connection and
-# the server exit well before rping's own wait (-t 120). Then the same with
-# SOFTRNIC_KEEPALIVE=off, where the server must still be waiting when the first run was done.
+# the client's namespace mid-run, so no RST or FIN ever arrives. Two pairs share the link and
+# the cut: one with the streams' keepalive and user timeout at their default
+# (SOFTRNIC_KEEPALIVE 5,1,5: 10 s), whose server must exit well before rping's own wait
+# (-t 120); one with SOFTRNIC_KEEPALIVE=off, whose server must still be waiting when the
+# first has ended.
 # Usage: dead_host.sh /path/to/softrnic-rping
 set -u
 TEST_NAME=apps_dead_host
@@ -12,43 +13,48 @@ TEST_NAME=apps_dead_host
 . "$(dirname "$0")/../lib/netns.sh"
 RPING=${1:?usage: dead_host.sh /path/to/softrnic-rping}
 PORT=7194
+PORT_OFF=7195
 T=$(mktemp -d)
-CLI_PID=
+CLI_PIDS= OFF_PID=
 cleanup_host() {
-	[ -n "$CLI_PID" ] && kill "$CLI_PID" 2>/dev/null && wait "$CLI_PID" 2>/dev/null
+	for p in $CLI_PIDS $OFF_PID; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	rm -rf "$T"
 }
 EXIT_HOOKS="cleanup_host $EXIT_HOOKS"
 netns_setup sdead
 
-# run KEEPALIVE BOUND: ping for two seconds, cut the link; sets GONE (seconds from the cut to
-# the server's exit, or "none" after BOUND s) and SRV_RC
-run() {
-	ip -n "$NETNS_B" link set veth-b up || fail "veth-b up"
-	start_server timeout 200 ip netns exec "$NETNS_A" env SOFTRNIC_KEEPALIVE="$1" \
-		"$RPING" -s -a "$NETNS_ADDR_A" -p "$PORT" -t 120 >"$T/server.out" 2>&1
-	wait_listen "$PORT" "$NETNS_A" || fail "server is not listening in $NETNS_A"
+# server KEEPALIVE PORT: an rping server in A (in the background)
+server() {
+	timeout 200 ip netns exec "$NETNS_A" env SOFTRNIC_KEEPALIVE="$1" \
+		"$RPING" -s -a "$NETNS_ADDR_A" -p "$2" -t 120 >"$T/server-$1.out" 2>&1
+}
+# client KEEPALIVE PORT: its client in B (in the background)
+client() {
 	timeout 200 ip netns exec "$NETNS_B" env SOFTRNIC_KEEPALIVE="$1" "$RPING" -c \
-		-a "$NETNS_ADDR_A" -p "$PORT" -t 120 -q >"$T/client.out" 2>&1 &
-	CLI_PID=$!
-	sleep 2
-	kill -0 "$SERVER_PID" 2>/dev/null || { cat "$T/server.out"; fail "server ended early"; }
-	ip -n "$NETNS_B" link set veth-b down || fail "veth-b down"
-	wait_server_gone "$2"
-	kill "$CLI_PID" 2>/dev/null
-	wait "$CLI_PID" 2>/dev/null
-	CLI_PID=
-	PORT=$((PORT + 1))
+		-a "$NETNS_ADDR_A" -p "$2" -t 120 -q >"$T/client-$1.out" 2>&1 &
+	CLI_PIDS="$CLI_PIDS $!"
 }
 
-run 5,1,5 25
-cat "$T/server.out"
+start_server server 5,1,5 "$PORT"
+wait_listen "$PORT" "$NETNS_A" || fail "server is not listening in $NETNS_A"
+server off "$PORT_OFF" &
+OFF_PID=$!
+wait_listen "$PORT_OFF" "$NETNS_A" || fail "the keepalive-off server is not listening"
+client 5,1,5 "$PORT"
+client off "$PORT_OFF"
+sleep 2
+kill -0 "$SERVER_PID" 2>/dev/null || { cat "$T/server-5,1,5.out"; fail "server ended early"; }
+kill -0 "$OFF_PID" 2>/dev/null || { cat "$T/server-off.out"; fail "keepalive-off server ended early"; }
+ip -n "$NETNS_B" link set veth-b down || fail "veth-b down"
+wait_server_gone 25
+cat "$T/server-5,1,5.out"
 [ "$GONE" != none ] || fail "the server was still waiting 25 s after its peer vanished"
+# nothing but the keepalive (5 s idle, then probes) can have ended it
+[ "$GONE" -ge 4 ] || fail "the server ended ${GONE} s after the cut: not by the keepalive"
 # (rping's server fails the run when a ping was in flight at the cut, else ends it as after a
 # client's disconnect: status 1 or 0)
 echo "$TEST_NAME: keepalive 5,1,5: the server ended ${GONE} s after the cut (status $SRV_RC)"
-
-run off 14
-[ "$GONE" = none ] || fail "with SOFTRNIC_KEEPALIVE=off the server ended ${GONE} s after the cut"
-kill_server
+# the keepalive-off server: a second past the end of the other, still waiting
+sleep 1
+kill -0 "$OFF_PID" 2>/dev/null || { cat "$T/server-off.out"; fail "with SOFTRNIC_KEEPALIVE=off the server ended"; }
 echo "$TEST_NAME: OK (keepalive ends a vanished peer's stream; with it off the server waits)"
