@@ -45,16 +45,34 @@ count_meson_results() {
   done
 }
 
-run_build() {   # $1 = dir, $2 = label, rest = meson setup options
+setup_build() {   # $1 = dir, $2 = label, rest = meson setup options
   local dir=$1 label=$2
   shift 2
-  if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; failed=$((failed + 1)); failures+=("$label: setup"); return 1; }
+  [ -f "$dir/build.ninja" ] && return 0
+  meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 && return 0
+  cat "$dir.setup.log"; failed=$((failed + 1)); failures+=("$label: setup"); return 1
+}
+
+build_targets() {   # $1 = dir, $2 = label, rest = ninja targets (none: all of them)
+  local dir=$1 label=$2
+  shift 2
+  ninja -C "$dir" "$@" >"$dir.build.log" 2>&1 && return 0
+  tail -50 "$dir.build.log"; failed=$((failed + 1)); failures+=("$label: build"); return 1
+}
+
+run_build() {   # $1 = dir, $2 = label, rest = meson setup options
+  setup_build "$@" && build_targets "$1" "$2"
+}
+
+# $1 = dir, $2 = label, rest = scripts/meson_targets.py's selection: builds what it names
+build_needed() {
+  local dir=$1 label=$2 targets
+  shift 2
+  mapfile -t targets < <(python3 scripts/meson_targets.py "$dir" "$@")
+  if [ "${#targets[@]}" -eq 0 ]; then
+    failed=$((failed + 1)); failures+=("$label: no targets for $*"); return 1
   fi
-  if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
-    tail -50 "$dir.build.log"; failed=$((failed + 1)); failures+=("$label: build"); return 1
-  fi
-  return 0
+  build_targets "$dir" "$label" "${targets[@]}"
 }
 
 echo "== build and test (debugoptimized)"
@@ -88,21 +106,25 @@ fi
 # build hid (symbol versions bound by .symver directives, a store a signal handler reads).
 # The suites where that showed, and the unit suites, in a release build with LTO (no PGO).
 echo "== build and test (release with link-time optimisation)"
-if run_build build-lto lto -Dbuildtype=release -Db_lto=true; then
-  # the drop-in suites for the symbol versions, without what only runs the same programs
-  # longer (suites 'repeat' and 'app-runs', run in the other two builds)
-  lto_suites=(--suite dropin --suite dropin-dpdk --suite rnic --suite verbs --suite rdmacm
-    --suite mpa --suite ddp --suite rdmap --suite tcp --suite integration
-    --no-suite repeat --no-suite app-runs)
-  meson test -C build-lto --print-errorlogs --num-processes 2 "${lto_suites[@]}" | tail -25
-  count_meson_results build-lto lto testlog meson test
-  meson test -C build-lto --print-errorlogs --logbase testlog-fault dpdk_fault | tail -5
-  count_meson_results build-lto lto testlog-fault meson test
+# the drop-in suites for the symbol versions, without what only runs the same programs
+# longer (suites 'repeat' and 'app-runs', run in the other two builds); only the programs
+# these tests run are built (scripts/meson_targets.py): each link optimises the whole program
+lto_suites=(--suite dropin --suite dropin-dpdk --suite rnic --suite verbs --suite rdmacm
+  --suite mpa --suite ddp --suite rdmap --suite tcp --suite integration
+  --no-suite repeat --no-suite app-runs)
+if setup_build build-lto lto -Dbuildtype=release -Db_lto=true &&
+   build_needed build-lto lto "${lto_suites[@]}" dpdk_fault; then
+  meson test -C build-lto --no-rebuild --print-errorlogs --num-processes 2 "${lto_suites[@]}" | tail -25
+  count_meson_results build-lto lto testlog meson test --no-rebuild
+  meson test -C build-lto --no-rebuild --print-errorlogs --logbase testlog-fault dpdk_fault | tail -5
+  count_meson_results build-lto lto testlog-fault meson test --no-rebuild
 fi
 
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
   echo "== fuzz (${FUZZ_SECONDS}s per target, libFuzzer)"
-  if CC=clang run_build build-fuzz fuzz -Dfuzz=true -Db_lundef=false -Db_sanitize=address,undefined; then
+  # only the fuzz targets: nothing else runs in this build
+  if CC=clang setup_build build-fuzz fuzz -Dfuzz=true -Db_lundef=false -Db_sanitize=address,undefined &&
+     build_needed build-fuzz fuzz --prefix fuzz_; then
     for target in build-fuzz/tests/fuzz/fuzz_*; do
       [ -f "$target" ] && [ -x "$target" ] || continue
       name=$(basename "$target")
