@@ -5,9 +5,10 @@
  *   on plock (a spinlock held for one 40-byte copy), the consumer on clock. The two sides
  *   never share a lock: producers publish by storing tail, the consumer frees slots by
  *   storing head. An empty poll is a load of tail and head, no lock, no store.
- * - Resize and purge take clock then plock (the only place both are held), so the ring can be
- *   replaced while producers run; positions are kept (copy [head, tail) to the same counters
- *   in the new ring), so nothing is lost, duplicated or reordered.
+ * - Resize and dropping or orphaning a destroyed QP's CQEs take clock then plock (the only
+ *   place both are held), so the ring can be replaced while producers run; positions are kept (copy
+ *   [head, tail) to the same counters in the new ring), so nothing is lost, duplicated or
+ *   reordered.
  * - Sharing one lock with the producers would make every empty poll several times dearer
  *   and make busy-pollers contend with the data path.
  * - Notification is a Dekker pair: the producer stores tail then loads armed; the consumer
@@ -431,6 +432,25 @@ uint32_t rn_cq_purge_qp(struct rn_cq *cq, uint32_t qp_id)
 	atomic_store_explicit(&cq->head, w, memory_order_release);
 	cq_unlock_all(cq);
 	return (uint32_t)(w - h);
+}
+
+uint32_t rn_cq_orphan_qp(struct rn_cq *cq, uint32_t qp_id)
+{
+	uint32_t n = 0;
+
+	cq_lock_all(cq);
+	uint64_t h = atomic_load_explicit(&cq->head, memory_order_relaxed);
+	uint64_t t = atomic_load_explicit(&cq->tail, memory_order_relaxed);
+	for (uint64_t i = h; i != t; i++) {
+		struct rn_cqe *e = &cq->ring[i & cq->mask];
+
+		if (e->qp_id == qp_id) {
+			e->sq = NULL;   /* the QP's retire counter goes with it */
+			n++;
+		}
+	}
+	cq_unlock_all(cq);
+	return n;
 }
 
 void rn_cq_ref(struct rn_cq *cq)

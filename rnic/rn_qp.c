@@ -597,9 +597,11 @@ enum rn_status rn_qp_destroy(struct rn_qp *qp)
 	if (qp->rx.have_wqe && qp->rx.wqe_srq)
 		rn_srq_retire(qp->ia.srq, &qp->rq_lim);
 	pthread_mutex_unlock(&qp->lock);
-	rn_cq_purge_qp(qp->ia.send_cq, qp->alloc.qp_id);
+	uint32_t (*leave)(struct rn_cq *, uint32_t) = qp->ia.keep_cqes ? rn_cq_orphan_qp
+								       : rn_cq_purge_qp;
+	leave(qp->ia.send_cq, qp->alloc.qp_id);
 	if (qp->ia.recv_cq != qp->ia.send_cq)
-		rn_cq_purge_qp(qp->ia.recv_cq, qp->alloc.qp_id);
+		leave(qp->ia.recv_cq, qp->alloc.qp_id);
 	if (qp->ia.evq) {
 		rn_evq_purge(qp->ia.evq, &qp->res);
 		rn_evq_wait_acked(qp->ia.evq, &qp->res, -1);

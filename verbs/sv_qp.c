@@ -104,8 +104,10 @@ static void sv_qp_rn_attr(struct sv_context *c, struct ibv_pd *pd,
 	a->privileged = (ext & SOFTRNIC_QP_PRIVILEGED) != 0;
 	a->tolerant = (ext & SOFTRNIC_QP_TOLERANT) != 0;   /* VIA Unreliable service */
 	a->sq_sig_all = in->sq_sig_all != 0;
-	/* As siw: a disconnected QP reads IBV_QPS_ERR with every WR completed (D220). */
+	/* As siw: a disconnected QP reads IBV_QPS_ERR with every WR completed (D220), and the
+	 * completions still queued when it is destroyed can be polled (D221). */
 	a->close_to_error = true;
+	a->keep_cqes = true;
 	/* mem, evq, limits, qp_id, wake: rn_device_qp_create fills them */
 	a->context = in->qp_context;
 }

@@ -79,6 +79,10 @@ enum rn_cq_push_result rn_cq_push(struct rn_cq *cq, const struct rn_cqe *e);
 /* Destroy QP (§6.1.4, §8.2.4): drop the CQEs of qp_id still queued, so a QP that reuses the
  * ID never sees them. Returns how many were removed; order of the others is kept. */
 uint32_t rn_cq_purge_qp(struct rn_cq *cq, uint32_t qp_id);
+/* Destroy of a QP that keeps its CQEs (D221): the CQEs of qp_id still queued stay, to be
+ * polled like any other, but no longer point at the QP (its SQ retire counter goes with it).
+ * Returns how many there are. */
+uint32_t rn_cq_orphan_qp(struct rn_cq *cq, uint32_t qp_id);
 
 /* SQ space is returned when the consumer polls, as libibverbs providers do (RDMA Verbs
  * §8.2.4: an unsignaled WR is complete only once a later WR's completion on the

@@ -126,6 +126,9 @@ struct rn_qp_init_attr {
 	                               * stream; framing errors still Terminate (rn_qp_rx.c) */
 	bool close_to_error;          /* a graceful close ends in Error, flushing both queues,
 	                               * instead of Idle (D220: a libibverbs QP, as Linux siw) */
+	bool keep_cqes;               /* Destroy QP leaves the CQEs still queued on the CQs, to
+	                               * be polled (D221: a libibverbs QP, as Linux siw); the
+	                               * device never reuses a QP ID, so no later QP gets them */
 	uint32_t qp_id;               /* QP ID chosen by the device; 0: the QP takes one from a
 	                               * process-wide counter (tests). Must be unique per rn_mem:
 	                               * type-2 windows are bound to it. */
@@ -210,7 +213,8 @@ enum rn_status rn_qp_modify_qp(struct rn_qp *qp, const struct rn_qp_mod *m,
 
 /* Destroy QP (§9.2.5.4, §6.1.4): MW_BOUND_TO_QP while a type-2 window is bound to it (QP
  * unchanged); otherwise succeeds in any state: resets the LLP (RST) if one is associated,
- * drops its CQEs still queued in both CQs (rn_cq_purge_qp), its async events never taken,
+ * drops its CQEs still queued in both CQs (rn_cq_purge_qp; with keep_cqes they stay to be
+ * polled, rn_cq_orphan_qp, D221), its async events never taken,
  * waits until taken ones were acked, releases its S-RQ WQEs in progress and its references. */
 enum rn_status rn_qp_destroy(struct rn_qp *qp);
 

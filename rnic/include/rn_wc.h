@@ -104,7 +104,7 @@ struct rn_cqe {
 	uint32_t src_qp;      /* the peer's QP number when known, else 0 */
 	/* rnic-internal, SQ completions only (NULL sq for Receives): polling this CQE retires
 	 * SQ sequence numbers up to sq_seq in *sq (rn_cq_poll; SQ space is returned at poll
-	 * time, RDMA Verbs §8.2.4). Consumers ignore both; sq may dangle once the QP is gone. */
+	 * time, RDMA Verbs §8.2.4). Consumers ignore both; the QP's destroy clears sq. */
 	uint32_t sq_seq;
 	struct rn_sq_retire *sq;
 };

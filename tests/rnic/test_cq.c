@@ -1,5 +1,6 @@
 /* rn_cq: CQ verbs (T03), poll, overflow (async event), resize under concurrent producers,
- * purge on QP destroy, notification rules (§3.8, T38) and completion channels (fd wakes). */
+ * purge (or keeping) a destroyed QP's CQEs, notification rules (§3.8, T38) and completion
+ * channels (fd wakes). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -264,6 +265,42 @@ static void test_cq_purge_qp(void **state)
 		assert_int_equal(out[i].wr_id, want[i]);
 		assert_int_equal(out[i].qp_id, 1);
 	}
+	assert_int_equal(rn_cq_destroy(cq), RN_OK);
+}
+
+/* Destroy of a QP that keeps its CQEs (D221): they stay, in order, and no longer retire
+ * anything on a poll; a CQE of another QP still does. */
+static void test_cq_orphan_qp(void **state)
+{
+	struct rn_cq *cq = mk_cq(8, NULL, NULL, NULL);
+	struct rn_sq_retire gone, live;
+	struct rn_cqe out[8];
+	uint32_t got;
+
+	(void)state;
+	rn_sq_retire_init(&gone, 0);
+	rn_sq_retire_init(&live, 0);
+	for (uint64_t i = 0; i < 6; i++)   /* wrap first */
+		push_ok(cq, 9, i);
+	assert_int_equal(rn_cq_poll(cq, out, 8, &got), RN_OK);
+	for (uint64_t i = 0; i < 8; i++) {
+		struct rn_cqe e = cqe((i % 3 == 0) ? 2 : 1, i, RN_WC_SUCCESS, 0);
+		e.sq = (i % 3 == 0) ? &gone : &live;
+		e.sq_seq = (uint32_t)i;
+		assert_int_equal(rn_cq_push(cq, &e), RN_CQ_PUSH_OK);
+	}
+	assert_int_equal(rn_cq_orphan_qp(cq, 2), 3);
+	assert_int_equal(rn_cq_orphan_qp(cq, 77), 0);
+	assert_int_equal(rn_cq_count(cq), 8);
+	assert_int_equal(rn_cq_poll(cq, out, 8, &got), RN_OK);
+	assert_int_equal(got, 8);
+	for (uint32_t i = 0; i < 8; i++) {
+		assert_int_equal(out[i].wr_id, i);
+		assert_int_equal(out[i].qp_id, i % 3 == 0 ? 2 : 1);
+		assert_true(i % 3 != 0 || out[i].sq == NULL);
+	}
+	assert_int_equal(rn_sq_retired(&gone), 0);   /* the destroyed QP's counter untouched */
+	assert_int_equal(rn_sq_retired(&live), 8);
 	assert_int_equal(rn_cq_destroy(cq), RN_OK);
 }
 
@@ -707,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_T03_cq_destroy_in_use),
 		cmocka_unit_test(test_cq_overflow_event),
 		cmocka_unit_test(test_cq_purge_qp),
+		cmocka_unit_test(test_cq_orphan_qp),
 		cmocka_unit_test(test_T03_cq_resize_during_traffic),
 		cmocka_unit_test(test_cq_not_armed_never_writes_fd),
 		cmocka_unit_test(test_T38_cq_notify_next_one_shot),

@@ -305,6 +305,39 @@ static void test_peer_close_ends_in_error(void **state)
 	assert_int_equal(tv_modify_state(p->b.qp, IBV_QPS_RESET), 0);
 }
 
+/* D221: a completion still queued when its QP is destroyed can be polled afterwards (as with
+ * Linux siw; libfabric's rxm polls after destroying a disconnected QP). */
+static void test_destroy_keeps_cqes(void **state)
+{
+	struct tv_pair *p = *state;
+	struct ibv_send_wr w = { .wr_id = 3, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_INLINE };
+	struct ibv_qp_init_attr ia = { .send_cq = p->b.cq, .recv_cq = p->b.cq,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 1, .max_recv_sge = 1 },
+				       .qp_type = IBV_QPT_RC };
+	struct ibv_cq *cq = NULL;
+	void *ctx = NULL;
+	struct ibv_wc wc;
+	uint32_t qp_num = p->b.qp->qp_num;
+
+	tv_post_recv(&p->b, 60, 0, 64);
+	assert_int_equal(ibv_req_notify_cq(p->b.cq, 0), 0);
+	memcpy(p->a.buf + 200, "last", 5);
+	tv_post_send(&p->a, &w, 200, 5);
+	assert_true(tv_readable(p->b.ch->fd, TV_LOOP_WAIT_MS));   /* the Receive completed */
+	assert_int_equal(ibv_get_cq_event(p->b.ch, &cq, &ctx), 0);
+	ibv_ack_cq_events(cq, 1);
+	assert_int_equal(ibv_destroy_qp(p->b.qp), 0);
+	p->b.qp = ibv_create_qp(p->b.pd, &ia);   /* for the teardown */
+	assert_non_null(p->b.qp);
+	assert_int_equal(ibv_poll_cq(p->b.cq, 1, &wc), 1);
+	assert_int_equal(wc.wr_id, 60);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 5);
+	assert_int_equal(wc.qp_num, qp_num);
+	assert_string_equal(p->b.buf, "last");
+}
+
 /* ERR flushes what is posted; RESET brings the QP back to Idle. */
 static void test_flush_and_reset(void **state)
 {
@@ -339,6 +372,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flush_and_reset, setup, tv_pair_teardown),
 		cmocka_unit_test_setup_teardown(test_peer_close_ends_in_error, setup,
 						tv_pair_teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_keeps_cqes, setup, tv_pair_teardown),
 		cmocka_unit_test_setup_teardown(test_post_until_enomem, setup_sq128,
 						tv_pair_teardown),
 		cmocka_unit_test_setup_teardown(test_access_flags_rts, setup, tv_pair_teardown),
