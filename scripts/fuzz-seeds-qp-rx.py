@@ -101,6 +101,12 @@ def seeds():
     yield "write-then-imm", cfg(CRC, 1 | QP_WRITE | W_RWRITE, FIN) + \
         fpdu(tagged(OP_WRITE, N_W, 0, data(32))) + \
         fpdu(untagged(OP_IMM, 0, 1, 0, struct.pack(">Q", 0x1122334455667788)))
+    # RFC 7306 Immediate Data as a prefix (kind 1) of the next Send, and out of order
+    imm_prefix = fpdu(untagged(OP_IMM, 0, 1, 0, struct.pack(">IB3x", 0x0badcafe, 1)))
+    yield "imm-prefix-send", cfg(CRC, 1, FIN) + imm_prefix + \
+        fpdu(untagged(OP_SEND, 0, 2, 0, data(20)))
+    yield "imm-prefix-then-write", cfg(0, 1 | QP_WRITE | W_RWRITE, FIN) + imm_prefix + \
+        fpdu(tagged(OP_WRITE, N_W, 0, data(20)))
     yield "read-req", cfg(CRC, (1 << 2) | QP_READ, FIN | 0x20) + \
         fpdu(read_req(1, 0x7700, 0x1000, 64, N_X, 16))
     yield "read-req-window-markers", cfg(MARKERS | MW, (2 << 2) | QP_READ, FIN) + \
