@@ -6,9 +6,9 @@
  *   never share a lock: producers publish by storing tail, the consumer frees slots by
  *   storing head. An empty poll is a load of tail and head, no lock, no store.
  * - Resize and dropping or orphaning a destroyed QP's CQEs take clock then plock (the only
- *   place both are held), so the ring can be replaced while producers run; positions are kept (copy
- *   [head, tail) to the same counters in the new ring), so nothing is lost, duplicated or
- *   reordered.
+ *   place both are held), so the ring can be replaced while producers run; positions are
+ *   kept (copy [head, tail) to the same counters in the new ring), so nothing is lost,
+ *   duplicated or reordered.
  * - Sharing one lock with the producers would make every empty poll several times dearer
  *   and make busy-pollers contend with the data path.
  * - Notification is a Dekker pair: the producer stores tail then loads armed; the consumer

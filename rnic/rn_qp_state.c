@@ -493,7 +493,7 @@ static void closing_local_error(struct rn_qp_sm *sm, const struct rn_qp_error *e
 
 /* Idle once the LLP close is done, the RQ flushed and the SQ empty; work left is Bad Close.
  * D220: with close_to_error the finished close enters Error instead, which flushes what is
- * posted then and refuses nothing later (libibverbs' Error), so no WR waits in Idle. */
+ * posted then (verbs/ completes later posts as flushed), so no WR waits in Idle. */
 static void closing_try_finish(struct rn_qp_sm *sm, const struct rn_qp_cond *c,
 			       struct rn_qp_step *out)
 {

@@ -44,7 +44,10 @@ client 5,1,5 "$PORT"
 client off "$PORT_OFF"
 sleep 2
 kill -0 "$SERVER_PID" 2>/dev/null || { cat "$T/server-5,1,5.out"; fail "server ended early"; }
-kill -0 "$OFF_PID" 2>/dev/null || { cat "$T/server-off.out"; fail "keepalive-off server ended early"; }
+off_alive() { # what must not have happened yet
+	kill -0 "$OFF_PID" 2>/dev/null || { cat "$T/server-off.out"; fail "$1"; }
+}
+off_alive "keepalive-off server ended early"
 ip -n "$NETNS_B" link set veth-b down || fail "veth-b down"
 wait_server_gone 25
 cat "$T/server-5,1,5.out"
@@ -56,5 +59,5 @@ cat "$T/server-5,1,5.out"
 echo "$TEST_NAME: keepalive 5,1,5: the server ended ${GONE} s after the cut (status $SRV_RC)"
 # the keepalive-off server: a second past the end of the other, still waiting
 sleep 1
-kill -0 "$OFF_PID" 2>/dev/null || { cat "$T/server-off.out"; fail "with SOFTRNIC_KEEPALIVE=off the server ended"; }
+off_alive "with SOFTRNIC_KEEPALIVE=off the server ended"
 echo "$TEST_NAME: OK (keepalive ends a vanished peer's stream; with it off the server waits)"

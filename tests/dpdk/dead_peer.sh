@@ -52,7 +52,10 @@ sleep 2
 for p in $CLI_PIDS; do
 	kill -0 "$p" 2>/dev/null || { cat "$DPDK_DIR"/client-*.out; fail "a client ended early"; }
 done
-kill -0 "$OFF_PID" 2>/dev/null || { cat "$DPDK_DIR/server-off.out"; fail "keepalive-off server ended early"; }
+off_alive() { # what must not have happened yet
+	kill -0 "$OFF_PID" 2>/dev/null || { cat "$DPDK_DIR/server-off.out"; fail "$1"; }
+}
+off_alive "keepalive-off server ended early"
 kill -9 $CLI_PIDS
 for p in $CLI_PIDS; do wait "$p" 2>/dev/null; done
 CLI_PIDS=
@@ -65,5 +68,5 @@ cat "$DPDK_DIR/server-5,1,5.out"
 echo "$TEST_NAME: keepalive 5,1,5: the server ended ${GONE} s after the kill (status $SRV_RC)"
 # the keepalive-off server: a second past the end of the other, still waiting
 sleep 1
-kill -0 "$OFF_PID" 2>/dev/null || { cat "$DPDK_DIR/server-off.out"; fail "with keepalive off the server ended"; }
+off_alive "with keepalive off the server ended"
 echo "$TEST_NAME: OK (keepalive ends a dead peer's stream; with it off the server still waits)"

@@ -6,8 +6,9 @@
  *
  * Input: three configuration octets, then records (qp_rx_stream.h).
  *   c0: bit 0 CRC, 1 markers, 2 S-RQ, 3 the transport lends its buffers, 4 tolerant QP,
- *       5 a type-2 window bound over W, 6 an RDMA Read posted (sink K[32, 96)), 7 the stream's first
- *       octets arrive with the connection handoff (rn_cm read them past the MPA exchange)
+ *       5 a type-2 window bound over W, 6 an RDMA Read posted (sink K[32, 96)), 7 the
+ *       stream's first octets arrive with the connection handoff (rn_cm read them past
+ *       the MPA exchange)
  *   c1: bits 0-1 receives posted at start, 2-3 IRD (0, 1, 2, 8), 4 W grants Remote Write,
  *       5 W grants Remote Read, 6 QP inbound Write, 7 QP inbound Read
  *   c2: bit 0 zero-based (the window, else W), 1 W grants Remote Invalidate, 2 end of
@@ -23,8 +24,8 @@
  * most one Terminate, last, with a defined layer; a Terminate sent means the QP left RTS; a
  * QP that left RTS while the stream stayed open has a Terminate on record (sent or
  * received); a Receive never reports more than its buffer; once the QP settled (Error, or
- * Idle after a graceful close) every posted WR has completed exactly once; the loop ends (no livelock); ASan / UBSan / LeakSanitizer
- * for the rest. */
+ * Idle after a graceful close) every posted WR has completed exactly once; the loop ends (no
+ * livelock); ASan / UBSan / LeakSanitizer for the rest. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,13 @@
 #include "qp_rx_stream.h"
 #include "rn_qp.h"
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "check failed: %s (line %d)\n", #c, __LINE__); abort(); } } while (0)
+#define CHECK(c)                                                                   \
+	do {                                                                       \
+		if (!(c)) {                                                        \
+			fprintf(stderr, "check failed: %s (line %d)\n", #c, __LINE__); \
+			abort();                                                   \
+		}                                                                  \
+	} while (0)
 
 enum { N_R = 1, N_W, N_MW, N_X, N_K };
 enum { WR_BIND = 1000, WR_READ = 2000, MAX_RECV = 4, MAX_READ = 4 };
