@@ -68,6 +68,9 @@ run_build() {   # $1 = dir, $2 = label, rest = meson setup options
 build_needed() {
   local dir=$1 label=$2 targets
   shift 2
+  # regenerate first if a meson.build changed, so the introspection lists every test
+  ninja -C "$dir" build.ninja >"$dir.regen.log" 2>&1 ||
+    { cat "$dir.regen.log"; failed=$((failed + 1)); failures+=("$label: setup"); return 1; }
   mapfile -t targets < <(python3 scripts/meson_targets.py "$dir" "$@")
   if [ "${#targets[@]}" -eq 0 ]; then
     failed=$((failed + 1)); failures+=("$label: no targets for $*"); return 1
