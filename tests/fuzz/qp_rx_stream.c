@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ddp.h"
+#include "ddp_wire.h"
 #include "growbuf.h"
 #include "mpa.h"
 #include "rdmap.h"
@@ -13,39 +14,17 @@
 #define OFF_TO 6u            /* tagged TO */
 #define OFF_RREQ_SRC 34u     /* Read Request: Data Source STag, then its TO */
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (24 - 8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
 /* A symbolic STag at u[s] (and its TO at u[to] when to_len is 8) becomes the real one. */
 static void name_stag(uint8_t *u, size_t len, size_t s, size_t to, const struct qp_rx_names *nm)
 {
 	if (s + 4 > len)
 		return;
-	uint32_t v = get32(u + s);
+	uint32_t v = iw_get32(u + s);
 	if (v == 0 || v >= QP_RX_NAMES || nm->stag[v] == 0)
 		return;
-	put32(u + s, nm->stag[v]);
+	iw_put32(u + s, nm->stag[v]);
 	if (to + 8 <= len)
-		put64(u + to, get64(u + to) + nm->base[v]);
+		iw_put64(u + to, iw_get64(u + to) + nm->base[v]);
 }
 
 static void name_ulpdu(uint8_t *u, size_t len, const struct qp_rx_names *nm)
