@@ -83,7 +83,8 @@ static void dupack(struct tcp_conn *c)
 			tcp_cc_dupack_in_recovery(&c->cc);
 		return;
 	}
-	lost = c->dupacks >= 3 || sack_says_lost(c);
+	/* with RACK, loss is a matter of time (tcp_recovery.c), not of duplicate counts */
+	lost = !tcp_recovery_on(c) && (c->dupacks >= 3 || sack_says_lost(c));
 	if (lost && may_recover(c)) {
 		c->lt_extra = 0;
 		enter_recovery(c);
@@ -128,7 +129,10 @@ static void new_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t ack)
 	c->dupacks = 0;
 	c->lt_extra = 0;
 	c->rtx_count = 0;
-	if (c->flags & TCPF_IN_RECOVERY) {
+	if ((c->flags & TCPF_IN_RECOVERY) && tcp_recovery_on(c)) {
+		if (seq_geq(ack, c->cc.recover))
+			tcp_recovery_end(c);
+	} else if (c->flags & TCPF_IN_RECOVERY) {
 		if (tcp_cc_recovery_ack(&c->cc, ack, acked, flight)) {
 			c->flags &= ~TCPF_IN_RECOVERY;
 		} else if (!c->sack_ok) {
@@ -155,6 +159,7 @@ static void new_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t ack)
 	if (c->snd_una == c->snd_max) {
 		tcp_timer_cancel(&c->s->wheel, &c->t_rtx);
 		tcp_timer_cancel(&c->s->wheel, &c->t_tlp);
+		tcp_timer_cancel(&c->s->wheel, &c->t_reo);
 	} else {
 		tcp_rtx_restart(c);
 		tcp_tlp_arm(c);
@@ -193,7 +198,8 @@ static void after_ack(struct tcp_conn *c)
 
 bool tcp_ack_process(struct tcp_conn *c, const struct tcp_seg *seg)
 {
-	uint32_t ack = seg->ack, newly = 0;
+	uint32_t ack = seg->ack, newly = 0, old_una = c->snd_una;
+	uint32_t old_sacked = c->rack.sacked_bytes;
 	/* RFC 7323 2.2: the window of a SYN is never scaled. */
 	uint32_t wnd = seg->flags & TCP_F_SYN ? seg->wnd : (uint32_t)seg->wnd << c->snd_wscale;
 
@@ -214,10 +220,16 @@ bool tcp_ack_process(struct tcp_conn *c, const struct tcp_seg *seg)
 		new_ack(c, seg, ack);
 		/* The scoreboard may already show the next loss (RFC 6675 5: a cumulative ACK
 		 * can start recovery too), e.g. right after the previous recovery ended. */
-		if (!(c->flags & TCPF_IN_RECOVERY) && sack_says_lost(c) && may_recover(c))
+		if (!tcp_recovery_on(c) && !(c->flags & TCPF_IN_RECOVERY) && sack_says_lost(c) &&
+		    may_recover(c))
 			enter_recovery(c);
 	} else if (is_dupack(c, seg, wnd, newly)) {
 		dupack(c);
+	}
+	if (tcp_recovery_on(c) && c->state >= TCP_ESTABLISHED) {
+		tcp_recovery_on_ack(c, seg, old_una, old_sacked);
+		if (c->snd_una != c->snd_max)
+			tcp_tlp_arm(c); /* the probe timer runs from the last ACK */
 	}
 	window_update(c, seg, wnd);
 	after_ack(c);

@@ -140,4 +140,6 @@ void tcp_conn_get_stats(const struct tcp_conn *c, struct tcp_conn_stats *st)
 	st->srtt_us = c->rto.srtt_us;
 	st->rttvar_us = c->rto.rttvar_us;
 	st->rto_us = tcp_rto_get(&c->rto);
+	st->reo_wnd_us = tcp_rack_reo_wnd(&c->rack, c->flags & TCPF_IN_RECOVERY, c->snd_mss,
+					  c->rto.srtt_us);
 }

@@ -35,6 +35,11 @@ struct tcp_conn *tcp_conn_alloc(struct tcp_stack *s)
 		free(c);
 		return NULL;
 	}
+	if (tcp_rack_init(&c->rack)) {
+		free(c->sq);
+		free(c);
+		return NULL;
+	}
 	c->sq_cap = TCP_SQ_INIT;
 	c->s = s;
 	c->state = TCP_CLOSED;
@@ -228,6 +233,7 @@ void tcp_conn_free(struct tcp_conn *c)
 	tcp_link_del(&c->link);
 	c->s->st.cur_conns--;
 	free(c->sq);
+	tcp_rack_free(&c->rack);
 	free(c);
 }
 

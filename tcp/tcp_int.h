@@ -13,6 +13,8 @@
 #include "tcp_cc.h"
 #include "tcp_isn.h"
 #include "tcp_opt.h"
+#include "tcp_prr.h"
+#include "tcp_rack.h"
 #include "tcp_rto.h"
 #include "tcp_sack.h"
 #include "tcp_segment.h"
@@ -182,8 +184,20 @@ struct tcp_conn {
 	uint64_t rtt_start_us;
 	uint32_t rtx_count;        /* consecutive RTO expiries */
 	uint32_t persist_backoff;
-	uint64_t rxt_round_us;
-	uint32_t tlp_ts;           /* TSval of the last tail loss probe */     /* SACK recovery: when the holes were last retransmitted */
+	uint64_t rxt_round_us;     /* SACK recovery without RACK: holes last retransmitted */
+	uint32_t tlp_ts;           /* TSval of the last tail loss probe */
+	struct tcp_rack rack;      /* RACK's segment log and state (tcp_recovery.c) */
+	struct tcp_prr prr;        /* PRR during a SACK recovery */
+	/* undo of a spurious recovery: the window before it, the retransmissions it made,
+	 * the DSACKs for them, the TSval (0: none yet) and end of its first retransmission,
+	 * and the sequence space [undo_una, undo_max) it repaired */
+	uint32_t undo_cwnd, undo_ssthresh, undo_retrans, undo_dsacks, undo_ts, undo_end;
+	uint32_t undo_una, undo_max;
+	bool undo_ok;
+	bool rec_rto;              /* the recovery in progress began with an RTO */
+	/* a duplicate arrived: the next ACK reports [dsack_start, dsack_end) first (RFC 2883) */
+	uint32_t dsack_start, dsack_end;
+	bool dsack_due;
 	uint64_t last_send_us;     /* for restart after idle */
 
 	/* keepalive */
@@ -192,6 +206,7 @@ struct tcp_conn {
 
 	struct tcp_timer t_rtx, t_persist, t_delack, t_ka; /* t_ka also TIME_WAIT / FIN_WAIT_2 */
 	struct tcp_timer t_tlp;    /* tail loss probe (RFC 8985 7, simplified) */
+	struct tcp_timer t_reo;    /* RACK's reordering timer (RFC 8985 6.2 step 5) */
 
 	struct tcp_conn_stats st;
 };
@@ -299,6 +314,8 @@ int tcp_reass_init(void); /* the mbuf dynamic field linking the receive queue */
 void tcp_reass_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg *seg);
 void tcp_reass_deliver_pending(struct tcp_conn *c);
 void tcp_reass_purge(struct tcp_conn *c);
+/* [start, end) arrived twice: the next ACK reports it first (RFC 2883). */
+void tcp_reass_dsack(struct tcp_conn *c, uint32_t start, uint32_t end);
 
 /* tcp_paws.c */
 bool tcp_paws_reject(struct tcp_conn *c, const struct tcp_seg *seg);
@@ -360,5 +377,22 @@ void tcp_tlp_arm(struct tcp_conn *c);
 void tcp_delack_arm(struct tcp_conn *c);
 void tcp_ka_reset(struct tcp_conn *c);
 void tcp_timer_arm_ms(struct tcp_conn *c, struct tcp_timer *t, uint64_t ms);
+void tcp_reo_arm(struct tcp_conn *c, uint64_t us);
+
+/* tcp_recovery.c: SACK loss recovery by RACK and PRR */
+bool tcp_recovery_on(const struct tcp_conn *c);  /* SACK, and RACK's log intact */
+void tcp_recovery_on_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t old_una,
+			 uint32_t old_sacked);
+void tcp_recovery_detect(struct tcp_conn *c);
+void tcp_recovery_end(struct tcp_conn *c);
+void tcp_recovery_send(struct tcp_conn *c);
+void tcp_recovery_timer_init(struct tcp_conn *c);
+bool tcp_recovery_rto(struct tcp_conn *c);
+
+/* tcp_undo.c: undo of a spurious recovery */
+void tcp_undo_mark(struct tcp_conn *c);          /* a recovery or RTO starts */
+void tcp_undo_retransmitted(struct tcp_conn *c, uint32_t end); /* it resent up to end */
+void tcp_undo_dsack(struct tcp_conn *c, const struct tcp_seg *seg); /* seg has a DSACK */
+void tcp_undo_check(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t old_una);
 
 #endif

@@ -69,8 +69,14 @@ static void fill_opts(struct tcp_conn *c, uint8_t flags, uint32_t len, struct tc
 		o->ts_val = tcp_now_ms32(c->s);
 		o->ts_ecr = (flags & TCP_F_ACK) ? c->ts_recent : 0;
 	}
-	if (c->sack_ok && !(flags & TCP_F_SYN) && c->sack_rcv.n) {
-		o->nsack = (uint8_t)tcp_sack_rcv_blocks(&c->sack_rcv, blk, c->ts_ok ? 3 : 4);
+	if (c->sack_ok && !(flags & TCP_F_SYN) && (c->sack_rcv.n || c->dsack_due)) {
+		unsigned max = c->ts_ok ? 3 : 4, d = 0;
+
+		if (c->dsack_due) { /* RFC 2883 4: the duplicate first, then the usual blocks */
+			blk[0] = (struct tcp_sack_block){ c->dsack_start, c->dsack_end };
+			d = 1;
+		}
+		o->nsack = (uint8_t)(d + tcp_sack_rcv_blocks(&c->sack_rcv, blk + d, max - d));
 		o->sack = blk;
 		while (o->nsack && len + tcp_opt_len(o) > seg_room(c))
 			o->nsack--;
@@ -91,7 +97,15 @@ static void after_send(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t f
 			c->flags &= ~TCPF_RTT_TIMING;
 	}
 	c->st.bytes_sent += len;
+	if (len && c->state >= TCP_ESTABLISHED) {
+		tcp_rack_sent(&c->rack, seq, len, c->snd_max, tcp_now_us(s));
+		if (c->flags & TCPF_IN_RECOVERY)
+			tcp_prr_sent(&c->prr, len);
+		if ((c->flags & TCPF_IN_RECOVERY) && seq_lt(seq, c->snd_max))
+			tcp_undo_retransmitted(c, seq + len);
+	}
 	if (flags & TCP_F_ACK) {
+		c->dsack_due = false;
 		c->last_ack_sent = c->rcv_nxt;
 		c->flags &= ~TCPF_ACK_NOW;
 		c->unacked_bytes = 0;
@@ -223,6 +237,8 @@ void tcp_send_rst_conn(struct tcp_conn *c)
 
 uint32_t tcp_flight(const struct tcp_conn *c)
 {
+	if ((c->flags & TCPF_IN_RECOVERY) && tcp_recovery_on(c))
+		return tcp_rack_pipe(&c->rack, c->snd_una, c->snd_max);
 	if ((c->flags & TCPF_IN_RECOVERY) && c->sack_ok)
 		return tcp_sack_snd_pipe(&c->sack_snd, c->snd_una, c->snd_max, c->snd_mss);
 	return c->snd_nxt - c->snd_una;
@@ -365,7 +381,9 @@ void tcp_output(struct tcp_conn *c)
 	default:
 		break;
 	}
-	if ((c->flags & TCPF_IN_RECOVERY) && c->sack_ok)
+	if ((c->flags & TCPF_IN_RECOVERY) && tcp_recovery_on(c))
+		tcp_recovery_send(c);
+	else if ((c->flags & TCPF_IN_RECOVERY) && c->sack_ok)
 		sack_recovery(c);
 	sent = send_data(c);
 	if (send_fin(c))

@@ -125,6 +125,17 @@ static void ooo_join(struct tcp_conn *c, uint32_t i)
 	ooo_remove(c, i + 1);
 }
 
+/* RFC 2883: the next ACK names octets that arrived twice, so that the sender learns its
+ * retransmission was spurious (or the path duplicates) and widens its reordering window. */
+void tcp_reass_dsack(struct tcp_conn *c, uint32_t start, uint32_t end)
+{
+	if (!c->sack_ok || !seq_lt(start, end))
+		return;
+	c->dsack_start = start;
+	c->dsack_end = end;
+	c->dsack_due = true;
+}
+
 /* Keep [seq, seq+len) of m (payload at off). The part already held is dropped, as is the
  * part from the next held range on (it holds those octets already; what lies beyond comes
  * again). Returns the octets kept from seq (0: nothing kept, m freed); *kept_seq is where
@@ -140,8 +151,10 @@ static uint32_t ooo_insert(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off,
 	if (i < c->ooo_cnt && seq_leq(c->ooo[i].seq, seq)) {
 		uint32_t r_end = c->ooo[i].seq + c->ooo[i].len;
 
-		if (seq_geq(r_end, end))
+		if (seq_geq(r_end, end)) {
+			tcp_reass_dsack(c, seq, end); /* all of it was held already */
 			goto drop;
+		}
 		off += r_end - seq;
 		seq = r_end;
 		i++;
@@ -253,6 +266,7 @@ void tcp_reass_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg
 		uint32_t d = c->rcv_nxt - seq;
 
 		c->flags |= TCPF_ACK_NOW;
+		tcp_reass_dsack(c, seq, d >= len ? seq + len : c->rcv_nxt);
 		if (d >= len) {
 			c->s->st.dup_segs++;
 			fin = fin && seq + len == c->rcv_nxt;

@@ -195,18 +195,28 @@ static void fin_arrived(struct tcp_conn *c)
 		tcp_conn_defer(c); /* on_eof after the data, from the deferred list */
 }
 
+/* The ACK for a dropped segment whose data we hold already names it (RFC 2883). */
+static void dup_ack(struct tcp_conn *c, const struct tcp_seg *seg)
+{
+	uint32_t end = seg->seq + seg->payload_len;
+
+	if (seg->payload_len && seq_leq(end, c->rcv_nxt))
+		tcp_reass_dsack(c, seg->seq, end);
+	tcp_send_ack(c);
+}
+
 static bool pre_checks(struct tcp_conn *c, const struct tcp_seg *seg)
 {
 	if (tcp_paws_reject(c, seg)) {
 		c->s->st.paws_drops++;
 		if (!(seg->flags & TCP_F_RST))
-			tcp_send_ack(c);
+			dup_ack(c, seg);
 		return false;
 	}
 	if (!seq_acceptable(c, seg)) {
 		if (!(seg->flags & TCP_F_RST)) {
 			c->s->st.dup_segs++;
-			tcp_send_ack(c);
+			dup_ack(c, seg);
 		}
 		return false;
 	}

@@ -24,6 +24,11 @@ void tcp_timer_arm_ms(struct tcp_conn *c, struct tcp_timer *t, uint64_t ms)
 	arm_us(c, t, ms * 1000);
 }
 
+void tcp_reo_arm(struct tcp_conn *c, uint64_t us)
+{
+	arm_us(c, &c->t_reo, us);
+}
+
 void tcp_rtx_arm(struct tcp_conn *c)
 {
 	arm_us(c, &c->t_rtx, tcp_rto_get(&c->rto));
@@ -68,10 +73,16 @@ static void data_timeout(struct tcp_conn *c)
 	}
 	c->s->st.rto_expiries++;
 	c->st.rto_expiries++;
+	if (tcp_recovery_rto(c)) {
+		tcp_rtx_arm(c);
+		return;
+	}
 	/* RFC 5681 eq. 4 / RFC 6582 4; RFC 6298 5.5-5.6; RFC 6675 5.1: go back to snd_una. */
 	tcp_cc_on_rto(&c->cc, c->snd_max - c->snd_una, c->snd_max, tcp_now_us(c->s));
 	tcp_rto_backoff(&c->rto);
 	tcp_sack_snd_clear(&c->sack_snd);
+	tcp_rack_rto(&c->rack);
+	tcp_timer_cancel(&c->s->wheel, &c->t_reo);
 	c->flags &= ~(TCPF_IN_RECOVERY | TCPF_RTT_TIMING);
 	c->dupacks = 0;
 	c->lt_extra = 0;
@@ -108,12 +119,22 @@ static void rtx_fire(struct tcp_timer *t, void *arg)
  * always starts on a record boundary; one probe per ACK that advances SND.UNA. A flight of
  * one segment waits for the RTO (the peer may be delaying its ACK). An ACK that echoes the
  * probe's timestamp and SACKs nothing above shows the tail was lost: the next segment goes
- * at once (tcp_ack.c). */
+ * at once (tcp_ack.c).
+ * With RACK the probe also runs during recovery: when every segment in flight went out after
+ * the last one delivered, RACK has nothing to time, and a flight whose ACKs were all lost (or
+ * a forwarder holds the last frame until the next) would otherwise wait for the RTO. */
+static bool tlp_blocked(const struct tcp_conn *c)
+{
+	if (c->flags & TCPF_TLP_DONE)
+		return true;
+	return (c->flags & TCPF_IN_RECOVERY) && !tcp_recovery_on(c);
+}
+
 void tcp_tlp_arm(struct tcp_conn *c)
 {
 	uint64_t pto = 2ull * c->rto.srtt_us;
 
-	if (!c->sack_ok || (c->flags & (TCPF_TLP_DONE | TCPF_IN_RECOVERY)) ||
+	if (!c->sack_ok || tlp_blocked(c) ||
 	    c->snd_max - c->snd_una <= c->snd_mss || !c->rto.have_sample)
 		return;
 	if (pto < TCP_TLP_MIN_US)
@@ -129,8 +150,8 @@ static void tlp_fire(struct tcp_timer *t, void *arg)
 	uint32_t len;
 
 	(void)t;
-	if (c->snd_una == c->snd_max || (c->flags & (TCPF_TLP_DONE | TCPF_IN_RECOVERY)) ||
-	    c->state < TCP_ESTABLISHED || c->state == TCP_TIME_WAIT)
+	if (c->snd_una == c->snd_max || tlp_blocked(c) || c->state < TCP_ESTABLISHED ||
+	    c->state == TCP_TIME_WAIT)
 		return;
 	len = tcp_seg_len_at(c, c->snd_una, c->snd_mss, c->snd_mss);
 	if (!len)
@@ -244,6 +265,7 @@ void tcp_timers_init(struct tcp_conn *c)
 	tcp_timer_init(&c->t_delack, delack_fire, c);
 	tcp_timer_init(&c->t_ka, ka_fire, c);
 	tcp_timer_init(&c->t_tlp, tlp_fire, c);
+	tcp_recovery_timer_init(c);
 }
 
 void tcp_timers_cancel_all(struct tcp_conn *c)
@@ -253,4 +275,5 @@ void tcp_timers_cancel_all(struct tcp_conn *c)
 	tcp_timer_cancel(&c->s->wheel, &c->t_delack);
 	tcp_timer_cancel(&c->s->wheel, &c->t_ka);
 	tcp_timer_cancel(&c->s->wheel, &c->t_tlp);
+	tcp_timer_cancel(&c->s->wheel, &c->t_reo);
 }

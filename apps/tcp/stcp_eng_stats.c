@@ -62,6 +62,7 @@ static void print_port(struct dpdk_port *p)
 static void print_conns(struct eng_app *a)
 {
 	uint64_t segs_out = 0, segs_in = 0, retrans = 0, fast = 0, rto = 0, ooo = 0, dup = 0;
+	uint64_t dsacks = 0, undos = 0;
 	uint64_t zc_done = 0, zc_errs = 0;
 	const struct tcp_conn_stats *first = NULL;
 	for (uint32_t i = 0; i < a->o.conns; i++) {
@@ -82,11 +83,13 @@ static void print_conns(struct eng_app *a)
 		rto += x->st.rto_expiries;
 		ooo += x->st.ooo_segs;
 		dup += x->st.dup_acks;
+		dsacks += x->st.dsacks;
+		undos += x->st.undos;
 	}
 	printf("stats: conns segs_out=%" PRIu64 " segs_in=%" PRIu64 " retrans=%" PRIu64
 	       " fast_retrans=%" PRIu64 " rto_expiries=%" PRIu64 " ooo_segs=%" PRIu64
-	       " dup_acks=%" PRIu64 "\n",
-	       segs_out, segs_in, retrans, fast, rto, ooo, dup);
+	       " dup_acks=%" PRIu64 " dsacks=%" PRIu64 " undos=%" PRIu64 "\n",
+	       segs_out, segs_in, retrans, fast, rto, ooo, dup, dsacks, undos);
 	if (a->o.zc)
 		printf("stats: zc done=%" PRIu64 " errors=%" PRIu64 "\n", zc_done, zc_errs);
 	if (first)

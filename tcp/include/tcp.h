@@ -254,6 +254,9 @@ struct tcp_conn_stats {
 	uint32_t srtt_us, rttvar_us, rto_us;
 	uint64_t bytes_sent, bytes_acked, bytes_received;
 	uint64_t segs_out, segs_in, retrans, fast_retrans, rto_expiries, ooo_segs, dup_acks;
+	uint64_t dsacks;       /* DSACKs received (RFC 2883): a segment reached the peer twice */
+	uint64_t undos;        /* recoveries undone as spurious (the originals had arrived) */
+	uint32_t reo_wnd_us;   /* RACK's reordering window now (RFC 8985) */
 };
 void tcp_conn_get_stats(const struct tcp_conn *c, struct tcp_conn_stats *st);
 

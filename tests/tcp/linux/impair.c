@@ -3,9 +3,12 @@
  * It bridges two interfaces of its own namespace through AF_PACKET sockets and impairs the
  * frames of one direction (or both):
  *   impair IF_A IF_B [--dir ab|ba|both] [--loss PCT] [--dup PCT] [--reorder PCT]
- *          [--delay-ms MS] [--corrupt PCT] [--corrupt-csum stale|fix] [--seed N] [--seconds S]
+ *          [--delay-ms MS] [--jitter-ms MS] [--corrupt PCT] [--corrupt-csum stale|fix]
+ *          [--seed N] [--seconds S]
  * --reorder P holds a frame with probability P and sends it after the next one of its
- * direction; --delay-ms queues every impaired frame for MS. --corrupt P flips one bit of the
+ * direction; --delay-ms queues every impaired frame for MS, and --jitter-ms J makes that delay
+ * uniform in [MS - J, MS + J] per frame, so that frames overtake one another as under netem's
+ * jitter. --corrupt P flips one bit of the
  * TCP payload of that share of the IPv4 TCP frames that carry one (Ethernet, IP and TCP
  * headers and the frame's length untouched, so it still arrives as a well-formed frame). The
  * TCP checksum is left stale by default, as a flip on a wire would leave it: the receiving
@@ -33,6 +36,7 @@
 
 struct frame {
 	uint64_t due_ns;
+	uint64_t order;  /* arrival number: equal due times leave in arrival order */
 	uint16_t len;
 	uint8_t out;  /* socket index to send on */
 	uint8_t data[FRAME_MAX];
@@ -47,12 +51,15 @@ struct dir_state {
 static struct {
 	double loss, dup, reorder, corrupt;
 	bool corrupt_fix;      /* --corrupt-csum fix */
-	uint64_t delay_ns;
+	uint64_t delay_ns, jitter_ns;
 	uint64_t rng;
 	int fd[2];
 	struct dir_state dir[2];  /* 0: a->b, 1: b->a */
-	struct frame *q;          /* delay queue (FIFO: every frame gets the same delay) */
-	unsigned qh, qn;
+	struct frame *q;          /* delay queue: slots of frames waiting */
+	unsigned *heap;           /* slot numbers, a min-heap by (due_ns, order) */
+	unsigned *free_slot;      /* a stack of unused slots */
+	unsigned qn, nfree;
+	uint64_t next_order;
 	uint64_t in, out, lost, duped, reordered, delayed, qdrops, corrupted;
 } g;
 
@@ -97,26 +104,69 @@ static void tx(const struct frame *f)
 		g.out++;
 }
 
+static bool due_before(unsigned a, unsigned b)
+{
+	const struct frame *x = &g.q[a], *y = &g.q[b];
+	return x->due_ns < y->due_ns || (x->due_ns == y->due_ns && x->order < y->order);
+}
+
+static void heap_swap(unsigned i, unsigned j)
+{
+	unsigned t = g.heap[i];
+	g.heap[i] = g.heap[j];
+	g.heap[j] = t;
+}
+
+static void heap_push(unsigned slot)
+{
+	unsigned i = g.qn++;
+	g.heap[i] = slot;
+	while (i && due_before(g.heap[i], g.heap[(i - 1) / 2])) {
+		heap_swap(i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static unsigned heap_pop(void)
+{
+	unsigned top = g.heap[0], i = 0;
+	g.heap[0] = g.heap[--g.qn];
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, m = i;
+		if (l < g.qn && due_before(g.heap[l], g.heap[m]))
+			m = l;
+		if (r < g.qn && due_before(g.heap[r], g.heap[m]))
+			m = r;
+		if (m == i)
+			return top;
+		heap_swap(i, m);
+		i = m;
+	}
+}
+
 static void emit(const struct frame *f)
 {
-	if (!g.delay_ns) {
+	if (!g.delay_ns && !g.jitter_ns) {
 		tx(f);
 		return;
 	}
-	if (g.qn == QLEN) {
+	if (!g.nfree) {
 		g.qdrops++;
 		return;
 	}
-	g.q[(g.qh + g.qn++) % QLEN] = *f;
+	unsigned slot = g.free_slot[--g.nfree];
+	g.q[slot] = *f;
+	g.q[slot].order = g.next_order++;
+	heap_push(slot);
 	g.delayed++;
 }
 
 static void flush_due(uint64_t now)
 {
-	while (g.qn && g.q[g.qh].due_ns <= now) {
-		tx(&g.q[g.qh]);
-		g.qh = (g.qh + 1) % QLEN;
-		g.qn--;
+	while (g.qn && g.q[g.heap[0]].due_ns <= now) {
+		unsigned slot = heap_pop();
+		tx(&g.q[slot]);
+		g.free_slot[g.nfree++] = slot;
 	}
 }
 
@@ -164,9 +214,18 @@ static void corrupt(struct frame *f)
 	g.corrupted++;
 }
 
+/* The delay of one frame: --delay-ms, spread uniformly over +- --jitter-ms. */
+static uint64_t frame_delay(void)
+{
+	if (!g.jitter_ns)
+		return g.delay_ns;
+	double d = (double)g.delay_ns + (2 * rnd() - 1) * (double)g.jitter_ns;
+	return d > 0 ? (uint64_t)d : 0;
+}
+
 static void impair_frame(struct dir_state *d, struct frame *f)
 {
-	f->due_ns = now_ns() + g.delay_ns;
+	f->due_ns = now_ns() + frame_delay();
 	if (g.loss > 0 && rnd() < g.loss) {
 		g.lost++;
 		return;
@@ -211,7 +270,7 @@ static void pump(int from)
 static int usage(void)
 {
 	fprintf(stderr, "usage: impair IF_A IF_B [--dir ab|ba|both] [--loss PCT] [--dup PCT] "
-			"[--reorder PCT] [--delay-ms MS] [--corrupt PCT] [--corrupt-csum stale|fix] "
+			"[--reorder PCT] [--delay-ms MS] [--jitter-ms MS] [--corrupt PCT] [--corrupt-csum stale|fix] "
 			"[--seed N] [--seconds S]\n");
 	return 64;
 }
@@ -236,13 +295,15 @@ static int parse(int argc, char **argv, double *secs)
 		else if (!strcmp(k, "--corrupt-csum") && (!strcmp(v, "fix") || !strcmp(v, "stale")))
 			g.corrupt_fix = !strcmp(v, "fix");
 		else if (!strcmp(k, "--delay-ms")) g.delay_ns = (uint64_t)(atof(v) * 1e6);
+		else if (!strcmp(k, "--jitter-ms")) g.jitter_ns = (uint64_t)(atof(v) * 1e6);
 		else if (!strcmp(k, "--seed")) g.rng = strtoull(v, NULL, 0) | 1;
 		else if (!strcmp(k, "--seconds")) *secs = atof(v);
 		else
 			return -1;
 	}
 	return g.loss < 0 || g.loss > 1 || g.dup < 0 || g.dup > 1 || g.reorder < 0 ||
-			       g.reorder > 1 || g.corrupt < 0 || g.corrupt > 1 ? -1 : 0;
+			       g.reorder > 1 || g.corrupt < 0 || g.corrupt > 1 ||
+			       g.jitter_ns > g.delay_ns ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -251,9 +312,13 @@ int main(int argc, char **argv)
 	if (argc < 3 || parse(argc, argv, &secs))
 		return usage();
 	g.q = calloc(QLEN, sizeof(*g.q));
+	g.heap = calloc(QLEN, sizeof(*g.heap));
+	g.free_slot = calloc(QLEN, sizeof(*g.free_slot));
+	for (unsigned i = 0; g.free_slot && i < QLEN; i++)
+		g.free_slot[g.nfree++] = QLEN - 1 - i;
 	g.fd[0] = open_if(argv[1]);
 	g.fd[1] = open_if(argv[2]);
-	if (!g.q || g.fd[0] < 0 || g.fd[1] < 0) {
+	if (!g.q || !g.heap || !g.free_slot || g.fd[0] < 0 || g.fd[1] < 0) {
 		fprintf(stderr, "impair: cannot open %s / %s: %s\n", argv[1], argv[2],
 			strerror(errno));
 		return 3;
@@ -267,7 +332,7 @@ int main(int argc, char **argv)
 		struct pollfd p[2] = { { g.fd[0], POLLIN, 0 }, { g.fd[1], POLLIN, 0 } };
 		struct timespec tmo = { 0, 100000000 };
 		if (g.qn) {  /* wake exactly when the head of the delay queue is due */
-			uint64_t now = now_ns(), due = g.q[g.qh].due_ns;
+			uint64_t now = now_ns(), due = g.q[g.heap[0]].due_ns;
 			uint64_t w = due > now ? due - now : 0;
 			tmo.tv_sec = (time_t)(w / 1000000000u);
 			tmo.tv_nsec = (long)(w % 1000000000u);

@@ -83,12 +83,25 @@ static void kc_interest(struct kapp *a, struct kconn *x)
 	}
 }
 
+/* KTCP_CC names the congestion control of every connection (root may pick any the kernel
+ * has, whatever the namespace's default: bench-impair.sh compares like with like). */
+static int set_cc(int fd)
+{
+	const char *cc = getenv("KTCP_CC");
+
+	if (!cc || !*cc)
+		return 0;
+	return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) ? -errno : 0;
+}
+
 static int kc_add(struct kapp *a, struct kconn *x, int fd, bool connecting)
 {
-	int one = 1;
+	int one = 1, rc;
 	x->fd = fd;
 	x->connecting = connecting;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((rc = set_cc(fd)))
+		return rc;
 	x->events = EPOLLIN | EPOLLOUT;
 	struct epoll_event e = { .events = x->events, .data.u32 = x->idx };
 	if (epoll_ctl(a->ep, EPOLL_CTL_ADD, fd, &e))
@@ -246,8 +259,9 @@ static void k_accept(struct kapp *a)
 			continue;
 		}
 		struct kconn *x = &a->cx[a->opened++];
-		if (kc_add(a, x, fd, false)) {
-			stcp_sess_error(&x->s, -EMFILE);
+		int rc = kc_add(a, x, fd, false);
+		if (rc) {
+			stcp_sess_error(&x->s, rc);
 			close(fd);
 			x->over = true;
 			a->over++;
