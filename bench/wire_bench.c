@@ -134,7 +134,7 @@ static void do_memcpy_then_crc(void *arg)
 	sink += mpa_crc32c_update(MPA_CRC32C_INIT, c->dst, c->len);
 }
 
-static const size_t sizes[] = { 64, 1024, 8192, 65536 };
+static const size_t sizes[] = { 64, 256, 1024, 8192, 65536 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static const char *rte_alg_name(void)

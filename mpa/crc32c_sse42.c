@@ -109,6 +109,7 @@ X86_INLINE uint32_t tail(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t 
 	uint32_t w;
 	uint16_t h;
 
+#pragma GCC unroll 4
 	for (; len >= 8; len -= 8, src += 8, dst += 8)
 		c = step8(c, dst, src, copy);
 	crc = (uint32_t)c;
@@ -136,6 +137,10 @@ X86_INLINE uint32_t tail(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t 
 
 X86_INLINE uint32_t sse42_run(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len, int copy)
 {
+	/* Short buffers (the 64-octet FPDUs of small sends) go straight to the single chain:
+	 * the tier loops and their register saves would cost as much as the CRC itself. */
+	if (len < NS * tier_len[NTIERS - 1])
+		return tail(crc, dst, src, len, copy);
 	for (int t = 0; t < NTIERS; t++) {
 		size_t blk = NS * tier_len[t];
 
