@@ -56,7 +56,8 @@ fi
 for h in include/softrnic/verbs_ext.h include/vipl.h; do
 	[ -f "$ROOT/$h" ] || fail "$h is not installed"
 done
-for t in softrnic-devinfo softrnic-rping softrnic-perf iwarp-dump vipl-pingpong vipl-bw; do
+for t in softrnic-devinfo softrnic-rping softrnic-perf iwarp-dump vipl-pingpong vipl-bw \
+	softrnic-run; do
 	[ -x "$ROOT/bin/$t" ] || fail "$t is not installed"
 done
 
@@ -86,5 +87,37 @@ export CPATH="$ROOT/include" LIBRARY_PATH="$LIB"
 	cc -o via_dlopen via_dlopen.c &&
 	./app && ./via_app && ./via_dlopen
 ) || fail "a program built with the documented link lines failed"
+
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH CPATH LIBRARY_PATH
+
+# Debian's rdma-core programs through the installed softrnic-run, over loopback.
+PATH=$ROOT/bin:$PATH
+RUN=$ROOT/bin/softrnic-run
+[ "$(softrnic-run --libdir)" = "$PRIV" ] || fail "softrnic-run --libdir says '$("$RUN" --libdir)'"
+out=$(preload timeout "$PROG_TIMEOUT" softrnic-run ibv_devinfo) || fail "softrnic-run ibv_devinfo failed"
+echo "$out" | grep -q 'hca_id:[[:space:]]*softrnic0' || fail "ibv_devinfo: no softrnic0: $out"
+echo "$out" | grep -q 'transport:[[:space:]]*iWARP' || fail "ibv_devinfo: softrnic0 is not iWARP"
+pick_port
+SOUT=$W/rping.s
+start_server preload timeout "$PROG_TIMEOUT" "$RUN" rping -s -a 127.0.0.1 -p "$PORT" -V -C 20 \
+	>"$SOUT" 2>&1
+wait_listen "$PORT" || fail "rping server is not listening on port $PORT: $(cat "$SOUT")"
+preload timeout "$PROG_TIMEOUT" "$RUN" rping -c -a 127.0.0.1 -p "$PORT" -v -V -C 20 >"$W/rping.c" ||
+	fail "rping client failed: $(cat "$W/rping.c")"
+wait_server "rping server: $(cat "$SOUT")"
+n=$(grep -c '^ping data: rdma-ping-' "$W/rping.c")
+[ "$n" -eq 20 ] || fail "rping client printed $n verified pings, expected 20"
+
+# VIPL's ping-pong, installed, data checked (-v).
+pick_port
+start_server timeout "$PROG_TIMEOUT" "$ROOT/bin/vipl-pingpong" -s -l "127.0.0.1:$PORT" -n 200 -v \
+	>"$SOUT" 2>&1
+wait_listen "$PORT" || fail "vipl-pingpong server is not listening on $PORT: $(cat "$SOUT")"
+PS=$PORT
+pick_port
+out=$(timeout "$PROG_TIMEOUT" "$ROOT/bin/vipl-pingpong" -c "127.0.0.1:$PS" -l "127.0.0.1:$PORT" \
+	-n 200 -v) || fail "vipl-pingpong client failed: $out"
+wait_server "vipl-pingpong server: $(cat "$SOUT")"
+echo "$out" | grep -Eq '^ [0-9]+ +[0-9]+ +[0-9.]+' || fail "vipl-pingpong printed no result: $out"
 
 echo "$TEST_NAME: OK"
