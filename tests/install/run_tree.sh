@@ -24,15 +24,17 @@ path=$(LD_LIBRARY_PATH=/x "$RUN" sh -c 'echo "$LD_LIBRARY_PATH"')
 CONF=$(mktemp)
 cleanup_conf() { rm -f "$CONF"; }
 EXIT_HOOKS="$EXIT_HOOKS cleanup_conf"
-env=$("$RUN" --dpdk "$CONF" --mpa crc env)
+env=$("$RUN" --dpdk "$CONF" --mpa crc --conf "$CONF" env)
 echo "$env" | grep -qx SOFTRNIC_TRANSPORT=dpdk || fail "--dpdk did not select DPDK"
 echo "$env" | grep -qx "SOFTRNIC_DPDK_CONF=$(readlink -f "$CONF")" || fail "--dpdk: no CONF"
 echo "$env" | grep -qx SOFTRNIC_MPA=crc || fail "--mpa did not set SOFTRNIC_MPA"
+echo "$env" | grep -qx "SOFTRNIC_CONF=$(readlink -f "$CONF")" || fail "--conf: no SOFTRNIC_CONF"
 env=$(SOFTRNIC_TRANSPORT=dpdk "$RUN" --kernel env)
 echo "$env" | grep -qx SOFTRNIC_TRANSPORT=sock || fail "--kernel did not select kernel sockets"
 
 # bad command lines: status 2 and a message, the program never started
-for bad in "--dpdk" "--dpdk /nonexistent/conf true" "--bogus true" ""; do
+for bad in "--dpdk" "--dpdk /nonexistent/conf true" "--conf /nonexistent true" "--bogus true" \
+	""; do
 	# shellcheck disable=SC2086
 	"$RUN" $bad >/dev/null 2>&1
 	rc=$?
