@@ -60,6 +60,13 @@ for t in softrnic-devinfo softrnic-rping softrnic-perf iwarp-dump vipl-pingpong 
 	softrnic-run; do
 	[ -x "$ROOT/bin/$t" ] || fail "$t is not installed"
 done
+# a manual page for every installed tool, the configuration file and softrnic itself
+for t in "$ROOT"/bin/*; do
+	[ -f "$ROOT/share/man/man1/${t##*/}.1" ] || fail "no manual page for ${t##*/}"
+done
+for p in man5/softrnic.conf.5 man7/softrnic.7; do
+	[ -f "$ROOT/share/man/$p" ] || fail "$p is not installed"
+done
 
 # A sanitizer build's libraries need the sanitizer runtime in every process that loads them:
 # programs built here get it as the libraries did, Debian's by preloading it.
