@@ -1,6 +1,7 @@
-/* The DPDK port's configuration (dpdk_port.h): "key = value" lines from the file named by
- * SOFTRNIC_DPDK_CONF, then SOFTRNIC_DPDK_<KEY> variables over it. Every error names the key
- * (and the line or the variable) and says what a good value looks like. */
+/* The DPDK port's configuration (dpdk_port.h): the dpdk_<key> keys of softrnic.conf
+ * (softrnic_conf.h), then "key = value" lines from the file named by SOFTRNIC_DPDK_CONF (or
+ * softrnic.conf's dpdk_conf), then SOFTRNIC_DPDK_<KEY> variables over both. Every error names
+ * the key (and the file and line, or the variable) and says what a good value looks like. */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 
 #include "dpdk_port.h"
 #include "dpdk_cfg_int.h"
+#include "softrnic_conf.h"
 
 /* A key's parser: 0 or -EINVAL with the reason in why. */
 typedef int (*cfg_set_fn)(struct dpdk_cfg *c, const char *v, char *why, size_t wl);
@@ -310,30 +312,14 @@ int dpdk_cfg_set(struct dpdk_cfg *c, const char *key, const char *val, const cha
 	return -EINVAL;
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	/* One pair of double quotes around a value is allowed. */
-	if (e - s >= 2 && s[0] == '"' && e[-1] == '"') {
-		e[-1] = '\0';
-		s++;
-	}
-	return s;
-}
-
 static int cfg_line(struct dpdk_cfg *c, char *line, unsigned no, char *err, size_t errlen)
 {
 	char where[32], *eq, *hash = strchr(line, '#');
 
 	if (hash != NULL)
 		*hash = '\0';
-	line = trim(line);
+	/* the port file's lines follow softrnic.conf's rule for blanks and quotes */
+	line = softrnic_conf_trim(line);
 	if (*line == '\0')
 		return 0;
 	snprintf(where, sizeof(where), "line %u", no);
@@ -344,7 +330,8 @@ static int cfg_line(struct dpdk_cfg *c, char *line, unsigned no, char *err, size
 		return -EINVAL;
 	}
 	*eq = '\0';
-	return dpdk_cfg_set(c, trim(line), trim(eq + 1), where, err, errlen);
+	return dpdk_cfg_set(c, softrnic_conf_trim(line), softrnic_conf_trim(eq + 1), where, err,
+			    errlen);
 }
 
 int dpdk_cfg_apply_text(struct dpdk_cfg *c, const char *text, char *err, size_t errlen)
@@ -434,28 +421,30 @@ static int cfg_read_file(const char *path, char **out, char *err, size_t errlen)
 	return 0;
 }
 
-/* SOFTRNIC_DPDK_<KEY> over what the file said; *found counts the variables seen. */
-static int cfg_env(struct dpdk_cfg *c, int *found, char *err, size_t errlen)
+/* SOFTRNIC_DPDK_<KEY> (from_file false) or softrnic.conf's dpdk_<key> (true) over what cfg
+ * holds; *found counts the settings seen. */
+static int cfg_env(struct dpdk_cfg *c, bool from_file, int *found, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(env_keys) / sizeof(env_keys[0]); i++) {
-		char name[64], val[1100];
+		char name[64], val[1100], where[320];
 		const char *v;
 		size_t j;
 
 		snprintf(name, sizeof(name), "SOFTRNIC_DPDK_%s", env_keys[i]);
 		for (j = strlen("SOFTRNIC_DPDK_"); name[j] != '\0'; j++)
 			name[j] = (char)toupper((unsigned char)name[j]);
-		v = getenv(name);
+		snprintf(where, sizeof(where), "%s", name);
+		v = from_file ? softrnic_conf_file(name, where, sizeof(where)) : getenv(name);
 		if (v == NULL)
 			continue;
 		(*found)++;
 		snprintf(val, sizeof(val), "%s", v);
 		if (strlen(v) >= sizeof(val)) {
-			snprintf(err, errlen, "DPDK configuration, %s: key '%s': too long", name,
+			snprintf(err, errlen, "DPDK configuration, %s: key '%s': too long", where,
 				 env_keys[i]);
 			return -EINVAL;
 		}
-		int rc = dpdk_cfg_set(c, env_keys[i], trim(val), name, err, errlen);
+		int rc = dpdk_cfg_set(c, env_keys[i], softrnic_conf_trim(val), where, err, errlen);
 		if (rc != 0)
 			return rc;
 	}
@@ -464,10 +453,16 @@ static int cfg_env(struct dpdk_cfg *c, int *found, char *err, size_t errlen)
 
 int dpdk_cfg_from_env(struct dpdk_cfg *cfg, char *err, size_t errlen)
 {
-	const char *path = getenv("SOFTRNIC_DPDK_CONF");
+	const char *path = softrnic_conf_get("SOFTRNIC_DPDK_CONF", NULL, 0);
 	int found = 0, rc;
 
 	dpdk_cfg_defaults(cfg);
+	rc = softrnic_conf_check(err, errlen);
+	if (rc != 0)
+		return rc;
+	rc = cfg_env(cfg, true, &found, err, errlen);
+	if (rc != 0)
+		return rc;
 	if (path != NULL && *path != '\0') {
 		char *text;
 
@@ -480,12 +475,13 @@ int dpdk_cfg_from_env(struct dpdk_cfg *cfg, char *err, size_t errlen)
 		if (rc != 0)
 			return rc;
 	}
-	rc = cfg_env(cfg, &found, err, errlen);
+	rc = cfg_env(cfg, false, &found, err, errlen);
 	if (rc != 0)
 		return rc;
 	if (found == 0) {
 		snprintf(err, errlen, "no DPDK configuration: set SOFTRNIC_DPDK_CONF=<file> or "
-			 "SOFTRNIC_DPDK_IP/SOFTRNIC_DPDK_EAL/... (docs/dpdk.md)");
+			 "SOFTRNIC_DPDK_IP/SOFTRNIC_DPDK_EAL/..., or dpdk_* keys in softrnic.conf "
+			 "(docs/dpdk.md, docs/config.md)");
 		return -ENOENT;
 	}
 	return dpdk_cfg_check(cfg, err, errlen);

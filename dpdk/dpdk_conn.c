@@ -29,6 +29,7 @@
 #include <rte_mbuf.h>
 
 #include "dpdk_transport.h"
+#include "softrnic_conf.h"
 
 /* How long the port's poll thread stays away after a consumer's own pass, so that the
  * consumer drives the port alone: longer than a consumer's gap between two CQ polls
@@ -408,7 +409,7 @@ static int listen_port(struct dp_tp *tp, uint16_t port, int backlog, struct dp_c
  * until a server listens instead of sleeping a guess. */
 static void listen_log(uint16_t port)
 {
-	const char *path = getenv("SOFTRNIC_DPDK_LISTEN_LOG");
+	const char *path = softrnic_conf_get("SOFTRNIC_DPDK_LISTEN_LOG", NULL, 0);
 	char line[16];
 
 	if (path == NULL || *path == '\0')

@@ -17,6 +17,7 @@
 #include <pthread.h>
 
 #include "dpdk_transport.h"
+#include "softrnic_conf.h"
 
 #define EXIT_GRACE_MS 500u
 /* The poll thread's back-off after a progress-thread pass; the block hook ends it earlier. */
@@ -109,7 +110,8 @@ static int open_default(void)
 	if (rc == -ENOENT)
 		snprintf(dflt.err, sizeof(dflt.err),
 			 "SOFTRNIC_TRANSPORT=dpdk but no DPDK configuration: set SOFTRNIC_DPDK_CONF "
-			 "or SOFTRNIC_DPDK_EAL and SOFTRNIC_DPDK_IP (docs/dpdk.md)");
+			 "or SOFTRNIC_DPDK_EAL and SOFTRNIC_DPDK_IP, or dpdk_conf or dpdk_eal and "
+			 "dpdk_ip in softrnic.conf (docs/dpdk.md, docs/config.md)");
 	if (rc == 0)
 		rc = dpdk_port_open(&cfg, &p, dflt.err, sizeof(dflt.err));
 	if (rc == 0 && (rc = dpdk_port_start(p)) != 0)
@@ -136,7 +138,7 @@ static int open_default(void)
 	atomic_store(&g_open, p);
 	/* The progress thread drives the port while awake and no consumer does;
 	 * SOFTRNIC_DPDK_ENGINE_DRIVE=0 leaves it to the poll thread (for comparisons). */
-	const char *ed = getenv("SOFTRNIC_DPDK_ENGINE_DRIVE");
+	const char *ed = softrnic_conf_get("SOFTRNIC_DPDK_ENGINE_DRIVE", NULL, 0);
 	if (ed == NULL || strcmp(ed, "0") != 0)
 		atomic_store(&g_port, p);
 	rn_engine_register(&engine_hooks);

@@ -13,6 +13,8 @@ PACKAGES=(
   ethtool                               # veth offloads off for af_packet (tests/tcp, tests/dpdk)
   libfabric-bin openmpi-bin libopenmpi-dev   # libfabric and Open MPI on softrnic (tests/fabric, tests/mpi)
   python3-pyverbs                       # tests/pyverbs: rdma-core's test suite and ours
+  scdoc man-db                          # the manual pages (man/), checked with man -l (tests/install)
+  debhelper lintian dpkg-dev            # the Debian packages (debian/, tests/deb)
 )
 
 missing=()

@@ -162,6 +162,19 @@ if [ "${INTEROP:-1}" != 0 ]; then
   run_interop tests/interop/siw_dpdk.sh " over softrnic's TCP on DPDK" build/interop-dpdk
 fi
 
+# The Debian packages (debian/, tests/deb/deb.sh): built, lintian-checked, installed with dpkg
+# into a root of the test's own and used from there; exit 77 = skipped (not root). DEB=0
+# leaves it out.
+if [ "${DEB:-1}" != 0 ]; then
+  echo "== Debian packages (tests/deb/deb.sh)"
+  tests/deb/deb.sh build/deb >build/deb.log 2>&1
+  case $? in
+    0) passed=$((passed + 1)); tail -1 build/deb.log ;;
+    77) tail -1 build/deb.log ;;
+    *) failed=$((failed + 1)); failures+=("deb: tests/deb/deb.sh (build/deb.log)"); tail -30 build/deb.log ;;
+  esac
+fi
+
 echo
 for f in "${flaky[@]}"; do echo "FLAKY (failed, then passed on its own; output above): $f"; done
 for f in "${failures[@]}"; do echo "FAILED: $f"; done

@@ -347,6 +347,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = ENODEV;
 		return NULL;
 	}
+	if (sv_conf_checked() != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		errno = ENOMEM;

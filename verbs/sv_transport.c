@@ -1,11 +1,13 @@
-/* Which transport the RNIC's connections run on, from the environment (verbs_ext.h), and the
- * addresses librdmacm and the device take from it. The DPDK transport is a layer of its own
- * (dpdk/); a build without DPDK still answers, with an error that says why. */
+/* Which transport the RNIC's connections run on, from the environment or softrnic.conf
+ * (verbs_ext.h, softrnic_conf.h), and the addresses librdmacm and the device take from it.
+ * The DPDK transport is a layer of its own (dpdk/); a build without DPDK still answers, with
+ * an error that says why. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "softrnic_conf.h"
 #include "verbs_int.h"
 
 #ifdef SOFTRNIC_HAVE_DPDK
@@ -14,12 +16,13 @@
 
 enum softrnic_transport softrnic_transport_selected(void)
 {
-	const char *t = getenv("SOFTRNIC_TRANSPORT");
+	const char *t = softrnic_conf_get("SOFTRNIC_TRANSPORT", NULL, 0);
 
 	if (t != NULL && *t != '\0')
 		return strcmp(t, "dpdk") == 0 ? SOFTRNIC_TRANSPORT_DPDK : SOFTRNIC_TRANSPORT_SOCK;
-	return getenv("SOFTRNIC_DPDK_CONF") != NULL || getenv("SOFTRNIC_DPDK_IP") != NULL ||
-			       getenv("SOFTRNIC_DPDK_EAL") != NULL
+	return softrnic_conf_get("SOFTRNIC_DPDK_CONF", NULL, 0) != NULL ||
+			       softrnic_conf_get("SOFTRNIC_DPDK_IP", NULL, 0) != NULL ||
+			       softrnic_conf_get("SOFTRNIC_DPDK_EAL", NULL, 0) != NULL
 		       ? SOFTRNIC_TRANSPORT_DPDK
 		       : SOFTRNIC_TRANSPORT_SOCK;
 }
@@ -97,13 +100,14 @@ static int dpdk_ipv4(uint32_t *addr)
 
 #endif
 
-/* SOFTRNIC_KEEPALIVE=IDLE,INTVL,PROBES (seconds, seconds, count) or off: the kernel-socket
- * streams' keepalive (rn_sock_set_keepalive); unset keeps the default. A bad value fails the
- * open, saying so once. */
+/* SOFTRNIC_KEEPALIVE=IDLE,INTVL,PROBES (seconds, seconds, count) or off (key keepalive of
+ * softrnic.conf): the kernel-socket streams' keepalive (rn_sock_set_keepalive); unset keeps
+ * the default. A bad value fails the open, saying so once, and where it came from. */
 static int sock_keepalive_from_env(void)
 {
 	static atomic_flag said = ATOMIC_FLAG_INIT;
-	const char *v = getenv("SOFTRNIC_KEEPALIVE");
+	char where[320];
+	const char *v = softrnic_conf_get("SOFTRNIC_KEEPALIVE", where, sizeof(where));
 	unsigned idle, intvl, probes;
 	char end;
 
@@ -115,15 +119,31 @@ static int sock_keepalive_from_env(void)
 	    rn_sock_set_keepalive(idle, intvl, probes) == 0)
 		return 0;
 	if (!atomic_flag_test_and_set(&said))
-		fprintf(stderr, "softrnic: SOFTRNIC_KEEPALIVE='%s' is not IDLE,INTVL,PROBES "
-				"(1..86400 s, 1..3600 s, 1..100) or off\n", v);
+		fprintf(stderr, "softrnic: %s: keepalive '%s' is not IDLE,INTVL,PROBES "
+				"(1..86400 s, 1..3600 s, 1..100) or off\n", where, v);
+	return -EINVAL;
+}
+
+int sv_conf_checked(void)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	char err[512];
+
+	if (softrnic_conf_check(err, sizeof(err)) == 0)
+		return 0;
+	if (!atomic_flag_test_and_set(&said))
+		fprintf(stderr, "softrnic: %s\n", err);
 	return -EINVAL;
 }
 
 int softrnic_transport_default(const struct rn_transport **out)
 {
+	int rc = sv_conf_checked();
+
+	if (rc != 0)
+		return rc;
 	if (softrnic_transport_selected() == SOFTRNIC_TRANSPORT_SOCK) {
-		int rc = sock_keepalive_from_env();
+		rc = sock_keepalive_from_env();
 		if (rc != 0)
 			return rc;
 		*out = rn_sock_transport();

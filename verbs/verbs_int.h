@@ -205,6 +205,9 @@ void sv_dev_limits(struct rn_device *d, struct ibv_device_attr *a) SV_HIDDEN;
  * librdmacm: kernel sockets, or the process-wide DPDK port (its error, said on stderr once).
  * Exported for our librdmacm.so.1 only. 0 or a negative errno. */
 int softrnic_transport_default(const struct rn_transport **out);
+/* 0, or -EINVAL when softrnic.conf has an error (softrnic_conf.h), said once on stderr with
+ * its file and line: a device, a transport, a connection of a bad configuration never opens. */
+int sv_conf_checked(void) SV_HIDDEN;
 /* On DPDK: 0 when addr is the port's address or the wildcard, -EADDRNOTAVAIL otherwise. */
 int softrnic_transport_check_local(const struct sockaddr *addr);
 /* On DPDK: the port's source address towards dst, -ENETUNREACH when it has no route. */

@@ -3,6 +3,7 @@
  * else the NIC's own address: the DPDK port's IPv4 address when librdmacm carries connections
  * over softrnic's DPDK transport (softrnic_transport_selected), otherwise the first non-loopback IPv4
  * address of the kernel's interfaces; port 7447 + unit. */
+#include "softrnic_conf.h"
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
@@ -84,7 +85,7 @@ static int check_configured(struct in_addr *a)
 /* ip[:port] from the environment; unit is added to the default port only. */
 int vipl_addr_local(unsigned unit, struct sockaddr_in *sin)
 {
-	const char *env = getenv("SOFTRNIC_VIPL_ADDR");
+	const char *env = softrnic_conf_get("SOFTRNIC_VIPL_ADDR", NULL, 0);
 	char buf[64];
 
 	memset(sin, 0, sizeof(*sin));

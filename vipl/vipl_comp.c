@@ -5,6 +5,7 @@
  * Reliable Delivery and Reception move the VI to Error, flush everything, and report the cause
  * (the peer's Terminate, softrnic_query_qp_term) in the failing descriptor (RR) or
  * asynchronously (RD). */
+#include "softrnic_conf.h"
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
@@ -204,7 +205,7 @@ static uint64_t spin_us(void)
 	static atomic_int cached = -1;
 	int v = atomic_load(&cached);
 	if (v < 0) {
-		const char *e = getenv("SOFTRNIC_VIPL_SPIN_US");
+		const char *e = softrnic_conf_get("SOFTRNIC_VIPL_SPIN_US", NULL, 0);
 		v = e != NULL ? atoi(e) : 50;
 		if (v < 0)
 			v = 0;

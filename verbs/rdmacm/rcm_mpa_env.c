@@ -9,8 +9,10 @@
  *   rtr=LIST    the RTR messages offered (initiator) or accepted (responder): write, read,
  *               send joined by '+', e.g. rtr=write+read
  *   strictird   an initiator refuses a responder whose IRD is below its ORD
- * Read at every rdma_listen / rdma_connect and for every connection a listener takes. */
+ * or key mpa of softrnic.conf (softrnic_conf.h). Read at every rdma_listen / rdma_connect and
+ * for every connection a listener takes. */
 #include "rcm_int.h"
+#include "softrnic_conf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +78,8 @@ static int apply(struct mpa_policy *p, const char *o, size_t len)
 
 int rcm_mpa_env(struct mpa_policy *p)
 {
-	const char *e = getenv(MPA_ENV);
+	char where[320];
+	const char *e = softrnic_conf_get(MPA_ENV, where, sizeof(where));
 
 	if (e == NULL)
 		return 0;
@@ -85,9 +88,9 @@ int rcm_mpa_env(struct mpa_policy *p)
 
 		/* rtr=a+b is one option; the '+' never separates options */
 		if (len > 0 && apply(p, o, len) != 0) {
-			fprintf(stderr, "softrnic: %s=%s: unknown option '%.*s' (known: crc markers "
-				"nomarkers nop2p noenhanced rev1 rtr=write+read+send strictird)\n",
-				MPA_ENV, e, (int)len, o);
+			fprintf(stderr, "softrnic: %s: mpa '%s': unknown option '%.*s' (known: crc "
+				"markers nomarkers nop2p noenhanced rev1 rtr=write+read+send "
+				"strictird)\n", where, e, (int)len, o);
 			return -1;
 		}
 		o += len;
