@@ -59,8 +59,10 @@ static uint32_t wc_err(const struct ibv_wc *wc)
 
 /* The VI leaves Connected for Error: the first unfinished send of an RR VI takes the cause,
  * everything else is flushed, the connection is buried (its QP ends the stream), and
- * the application hears of it asynchronously. NIC lock held. */
-void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async)
+ * the application hears of it asynchronously. ended: the stream ended with no error of its
+ * own (the peer's Disconnect): with no Terminate either, the default handler keeps quiet.
+ * NIC lock held. */
+void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async, bool ended)
 {
 	bool known;
 	if (vi->state != VIP_STATE_CONNECTED)
@@ -99,7 +101,7 @@ void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async)
 	vipl_wq_flush(vi, &vi->sq);
 	vipl_wq_flush(vi, &vi->rq);
 	if (async)
-		vipl_async_error(vi->o.nic, vi, code, VIP_RESOURCE_VI, NULL, 0);
+		vipl_async_error_as(vi->o.nic, vi, code, VIP_RESOURCE_VI, NULL, 0, ended && !known);
 }
 
 /* One verbs completion. Returns false when the connection failed (stop polling it). */
@@ -144,7 +146,7 @@ static bool one_wc(struct vipl_vi *vi, const struct ibv_wc *wc)
 	    (vi->attr.ReliabilityLevel != VIP_SERVICE_RELIABLE_RECEPTION || e->recv ||
 	     e->op == VIP_CONTROL_OP_RDMAREAD))
 		e->status |= err; /* RR sends take the Terminate's cause in vipl_vi_fail */
-	vipl_vi_fail(vi, VIP_ERROR_CONN_LOST, true);
+	vipl_vi_fail(vi, VIP_ERROR_CONN_LOST, true, err == VIP_STATUS_DESC_FLUSHED_ERROR);
 	return false;
 }
 

@@ -27,10 +27,14 @@
 #define VIPL_MAX_XFER (4u << 20)    /* MaxTransferSize */
 #define VIPL_MAX_QDESC 16384        /* MaxDescriptorsPerQueue */
 #define VIPL_QP_DEPTH 256           /* WRs in flight per queue; the rest wait in VIPL */
-#define VIPL_BACKLOG_MS 10000       /* requests before a matching ConnectWait */
+#define VIPL_BACKLOG_MS 10000       /* longest hold of a request before a matching ConnectWait */
 #define VIPL_BACKLOG_MAX 128
 #define VIPL_ACCEPT_MS 5000         /* wait for the initiator's confirmation (VIA §5.1) */
 #define VIPL_PEER_RETRY_MS 20
+#define VIPL_RDV_RECHECK_MS 20      /* a request held at the host's well-known port looks for
+                                     * its process again */
+#define VIPL_RDV_RETAKE_MS 1000     /* a NIC without the well-known port tries to take it */
+#define VIPL_MAX_REDIRECTS 4        /* a connect follows at most this many redirections */
 #define VIPL_REGION_BUCKETS 1024    /* memory-handle hash (lookups on every posted segment) */
 
 /* ---- handles ------------------------------------------------------------------------ */
@@ -153,8 +157,11 @@ struct vipl_vi {
 	bool peer;                   /* a peer connect's outcome not yet taken (PeerDone/Wait) */
 	uint8_t local_disc[VIPL_MAX_DISC], remote_disc[VIPL_MAX_DISC];
 	uint16_t local_disc_len, remote_disc_len;
-	uint8_t remote_host[VIPL_ADDR_LEN];
-	uint64_t deadline_ms;        /* peer connect: give up at; 0 none */
+	uint8_t remote_host[VIPL_ADDR_LEN]; /* as the application named it */
+	uint8_t conn_host[VIPL_ADDR_LEN];   /* where this attempt goes (after redirections) */
+	unsigned redirects;          /* redirections followed by this attempt */
+	uint64_t deadline_ms;        /* connect: give up at (the client's is told to the
+	                              * server, vipl_cm.c); 0 none */
 	uint64_t retry_ms;           /* peer connect (active): reconnect at; 0 none */
 	unsigned sge_max, rsge_max;
 	uint64_t inline_us;          /* last inline poll by the application (vipl_arm.c) */
@@ -171,6 +178,8 @@ struct vipl_req {
 	struct vipl_obj o;           /* handle only once a ConnectWait returned it */
 	struct rdma_cm_id *id;
 	uint64_t expires_ms;         /* unclaimed: rejected with NO_MATCH then */
+	uint64_t recheck_ms;         /* held at the well-known port for another process: look
+	                              * it up again then (0: ours to serve) */
 	bool claimed, dead;
 	uint8_t rel, flags;
 	uint32_t mtu;
@@ -201,6 +210,7 @@ struct vipl_call {
 	VIP_DESCRIPTOR *desc;
 	bool recv;
 	VIP_ERROR_DESCRIPTOR err;
+	bool orderly;                /* CALL_ERR: the peer disconnected (not logged by default) */
 	struct vipl_call *next;
 };
 
@@ -212,7 +222,14 @@ struct vipl_nic {
 	struct ibv_device_attr dattr;
 	struct ibv_comp_channel *cch;
 	struct rdma_event_channel *ech;
-	struct rdma_cm_id *listener;
+	struct rdma_cm_id *listener; /* at the NIC's own address */
+	struct rdma_cm_id *rdv;      /* the host's well-known port, when this NIC holds it apart
+	                              * from its own (vipl_rdv.c) */
+	uint64_t rdv_retry_ms;       /* try to take the well-known port then; 0 never */
+	struct sockaddr_in bind_sin; /* what the listeners bind (wildcard IP on kernel sockets
+	                              * when none is configured) */
+	uint16_t rdv_port;           /* the host's well-known VIPL port, network order */
+	struct vipl_reg *regs;       /* discriminators this NIC waits for (vipl_registry.c) */
 	int wake_fd;
 	pthread_t thread;
 	bool thread_started, stopping;
@@ -237,6 +254,35 @@ struct vipl_nic {
 	bool ns_init;
 };
 
+/* vipl_devname.c: VipOpenNic's device names (D110) */
+struct vipl_devname {
+	int unit;        /* softrnic<unit> */
+	bool loopback;   /* M-VIA's /dev/via_lo: the loopback address */
+};
+int vipl_devname_parse(const char *name, struct vipl_devname *out);
+
+/* vipl_registry.c: this host's directory of discriminators and the process NIC serving each
+ * (docs/vipl.md "Several processes per host"). NIC lock held. */
+struct vipl_reg {
+	uint8_t disc[VIPL_MAX_DISC];
+	uint8_t len;
+	unsigned users;              /* ConnectWaits / passive peer connects waiting for it */
+	struct vipl_reg *next;
+};
+int vipl_reg_add(struct vipl_nic *nic, const uint8_t *disc, size_t len);
+void vipl_reg_del(struct vipl_nic *nic, const uint8_t *disc, size_t len);
+bool vipl_reg_local(const struct vipl_nic *nic, const uint8_t *disc, size_t len);
+/* Another NIC of this host waiting for disc: 0 and its host address, else -1. */
+int vipl_reg_lookup(const struct vipl_nic *nic, const uint8_t *disc, size_t len,
+		    uint8_t host[VIPL_ADDR_LEN]);
+void vipl_reg_clear(struct vipl_nic *nic);
+
+/* vipl_rdv.c: the host's well-known port (rendezvous) */
+int vipl_nic_listen_all(struct vipl_nic *nic);
+bool vipl_rdv_is(const struct vipl_nic *nic, const struct rdma_cm_id *listen_id);
+void vipl_rdv_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
+bool vipl_rdv_named(const struct vipl_nic *nic, const uint8_t *host);
+
 /* vipl_nic.c */
 struct vipl_nic *vipl_nic_get(void *h);
 void vipl_nic_wake(struct vipl_nic *nic);
@@ -247,6 +293,9 @@ void vipl_call_queue(struct vipl_nic *nic, struct vipl_call *c);
 void vipl_calls_cancel(struct vipl_nic *nic, const struct vipl_vi *vi, const struct vipl_cq *cq);
 void vipl_async_error(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE code,
 		      VIP_RESOURCE_CODE res, VIP_DESCRIPTOR *d, VIP_ULONG op);
+/* The same; orderly: the peer ended the connection (the default handler does not log it). */
+void vipl_async_error_as(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE code,
+			 VIP_RESOURCE_CODE res, VIP_DESCRIPTOR *d, VIP_ULONG op, bool orderly);
 uint64_t vipl_now_ms(void);
 
 /* vipl_thread.c */
@@ -275,7 +324,7 @@ uint32_t vipl_check_send(struct vipl_vi *vi, VIP_DESCRIPTOR *d, struct vipl_wqe 
 
 /* vipl_comp.c */
 void vipl_poll_cq(struct vipl_vi *vi);          /* drain the connection's verbs CQ */
-void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async);
+void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async, bool ended);
 struct vipl_vi *vipl_vi_by_cq(struct vipl_nic *nic, struct ibv_cq *cq);
 int vipl_wait(struct vipl_nic *nic, uint64_t deadline_ms); /* 0 woke, ETIMEDOUT */
 uint64_t vipl_deadline(VIP_ULONG timeout_ms);
@@ -306,6 +355,8 @@ int vipl_listen(struct vipl_nic *nic);
 int vipl_start_connect(struct vipl_vi *vi);
 void vipl_req_free(struct vipl_req *r);
 void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind);
+/* Reject id with a redirection to host (another process of this host). */
+void vipl_redirect(struct vipl_nic *nic, struct rdma_cm_id *id, const uint8_t *host);
 void vipl_graves_free(struct vipl_nic *nic, bool all);
 struct vipl_grave *vipl_graves_take(struct vipl_nic *nic, bool all);
 void vipl_graves_destroy(struct vipl_grave *g);
@@ -318,7 +369,9 @@ void vipl_call_run(struct vipl_nic *nic, struct vipl_call *c);
 uint32_t vipl_bounce_scatter(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t len);
 
 /* vipl_wire.c: the private data of the MPA Request / Reply / Reject */
-enum { PD_REQUEST = 1, PD_ACCEPT = 2, PD_REJECT = 3, PD_NO_MATCH = 4, PD_PEER = 5 };
+enum { PD_REQUEST = 1, PD_ACCEPT = 2, PD_REJECT = 3, PD_NO_MATCH = 4, PD_PEER = 5,
+       PD_REDIRECT = 6 };
+#define PD_TIMEOUT_INFINITE 0xFFFFFFFFu
 #define PD_F_RDMAW 0x01
 #define PD_F_RDMAR 0x02
 struct vipl_pdata {
@@ -326,7 +379,8 @@ struct vipl_pdata {
 	uint32_t mtu;
 	uint64_t ack_va;
 	uint32_t ack_stag;
-	uint8_t host[VIPL_ADDR_LEN];
+	uint8_t host[VIPL_ADDR_LEN];  /* the sender's NIC; PD_REDIRECT: where to go instead */
+	uint32_t timeout_ms;          /* request: how long the requester still waits */
 	uint8_t calling_len, called_len;
 	uint8_t calling[VIPL_MAX_DISC], called[VIPL_MAX_DISC];
 };
@@ -334,7 +388,10 @@ size_t vipl_pdata_encode(const struct vipl_pdata *p, uint8_t *out, size_t cap);
 int vipl_pdata_decode(const void *buf, size_t len, struct vipl_pdata *p);
 
 /* vipl_addr.c */
-int vipl_addr_local(unsigned unit, struct sockaddr_in *sin);
+/* The NIC's address (sin) and what its listeners bind (bind); *rdv_port the host's
+ * well-known VIPL port (network order). */
+int vipl_addr_local(const struct vipl_devname *dev, struct sockaddr_in *sin,
+		    struct sockaddr_in *bind, uint16_t *rdv_port);
 int vipl_addr_check(const VIP_NET_ADDRESS *a, bool need_host);
 void vipl_addr_sin(const uint8_t *host, struct sockaddr_in *sin);
 /* true when name is this host's own name and the NIC is the DPDK port */
