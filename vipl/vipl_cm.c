@@ -15,20 +15,23 @@
 /* QP and CQ of a connection on id (Idle QP: the receives held in VIPL are posted at once, so
  * they are there before the peer can send). Unreliable VIs get a tolerant QP
  * (SOFTRNIC_QP_TOLERANT); the VI's RDMA enables become the QP's remote access rights (Reliable
- * Reception also needs remote Read for the peer's acknowledgement Reads of our ack word). */
+ * Reception also needs remote Read and Write for the peer's acknowledgements, vipl_rr.c). */
 int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id)
 {
 	struct vipl_nic *nic = vi->o.nic;
 	struct vipl_conn *c = &vi->c;
 	bool rr = vi->attr.ReliabilityLevel == VIP_SERVICE_RELIABLE_RECEPTION;
+	bool written = rr || vi->dfc; /* the peer writes acknowledgements or credits here */
 
 	memset(c, 0, sizeof(*c));
 	c->id = id;
-	c->cq = ibv_create_cq(nic->ctx, 2 * VIPL_QP_DEPTH + 8, NULL, nic->cch, 0);
+	c->cq = ibv_create_cq(nic->ctx, 2 * VIPL_QP_DEPTH + VIPL_RR_ACK_WRITES + 9, NULL, nic->cch,
+			      0);
 	if (c->cq == NULL || ibv_req_notify_cq(c->cq, 0) != 0)
 		goto fail;
 	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = VIPL_QP_DEPTH, .max_recv_wr = VIPL_QP_DEPTH,
+		.cap = { .max_send_wr = VIPL_QP_DEPTH + VIPL_RR_ACK_WRITES + 1, /* vipl_rr.c */
+			 .max_recv_wr = VIPL_QP_DEPTH,
 			 .max_send_sge = 16, .max_recv_sge = 16 } };
 	if (qa.cap.max_send_sge > (uint32_t)nic->dattr.max_sge)
 		qa.cap.max_send_sge = qa.cap.max_recv_sge = (uint32_t)nic->dattr.max_sge;
@@ -41,19 +44,19 @@ int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id)
 	vi->sge_max = qa.cap.max_send_sge;
 	vi->rsge_max = qa.cap.max_recv_sge;
 	struct ibv_qp_attr at = { .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
-	if (vi->attr.EnableRdmaWrite)
+	if (vi->attr.EnableRdmaWrite || written)
 		at.qp_access_flags |= IBV_ACCESS_REMOTE_WRITE;
 	if (vi->attr.EnableRdmaRead || rr)
 		at.qp_access_flags |= IBV_ACCESS_REMOTE_READ;
 	if (ibv_modify_qp(c->qp, &at, IBV_QP_ACCESS_FLAGS) != 0)
 		goto fail;
-	if (rr) {
+	{ /* every connection: RR and DFC use it, and a DFC peer writes credits into it */
 		c->ack = aligned_alloc(64, 64);
 		if (c->ack == NULL)
 			goto fail;
 		memset(c->ack, 0, 64);
-		c->ack_mr = ibv_reg_mr(vi->ptag->pd, c->ack, 64,
-				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		c->ack_mr = ibv_reg_mr(vi->ptag->pd, c->ack, 64, IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 		if (c->ack_mr == NULL)
 			goto fail;
 	}
@@ -182,7 +185,7 @@ size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap
 	if (vi != NULL) {
 		p.rel = (uint8_t)vi->attr.ReliabilityLevel;
 		p.flags = (vi->attr.EnableRdmaWrite ? PD_F_RDMAW : 0) |
-			  (vi->attr.EnableRdmaRead ? PD_F_RDMAR : 0);
+			  (vi->attr.EnableRdmaRead ? PD_F_RDMAR : 0) | (vi->dfc ? PD_F_DFC : 0);
 		p.mtu = (uint32_t)vi->granted_mtu;
 		if (vi->c.ack_mr != NULL) {
 			p.ack_va = (uintptr_t)vi->c.ack;
@@ -318,6 +321,9 @@ static void remote_from(struct vipl_vi *vi, const struct vipl_pdata *p)
 	vi->remote.MaxTransferSize = p->mtu;
 	vi->remote.EnableRdmaWrite = (p->flags & PD_F_RDMAW) != 0;
 	vi->remote.EnableRdmaRead = (p->flags & PD_F_RDMAR) != 0;
+	vi->c.peer_dfc = (p->flags & PD_F_DFC) != 0;
+	if (vi->c.peer_dfc)
+		vi->remote.ReliabilityLevel |= VIP_SERVICE_DFC;
 	vi->c.peer_ack_va = p->ack_va;
 	vi->c.peer_ack_stag = p->ack_stag;
 }
@@ -544,6 +550,7 @@ static void on_active(struct vipl_vi *vi, struct rdma_cm_event *ev)
 		vi->granted_mtu = p.mtu; /* the accepter granted the minimum */
 		vi->c.up = true;
 		vi->state = VIP_STATE_CONNECTED;
+		vipl_dfc_credit(vi);
 		vipl_sq_pump(vi);
 		vipl_connect_done(vi, VIP_SUCCESS);
 		return;
@@ -556,8 +563,15 @@ static void on_active(struct vipl_vi *vi, struct rdma_cm_event *ev)
 		else if (p.kind == PD_REDIRECT && follow_redirect(vi, p.host) == 0)
 			return;
 		break; /* NO_MATCH */
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		/* no route, or the host did not answer (cLAN's code; a peer connect keeps
+		 * trying as on NO_MATCH) */
+		rc = vi->mode == CM_PEER_ACTIVE ? VIP_NO_MATCH : VIP_NOT_REACHABLE;
+		break;
 	default:
-		break; /* ADDR / ROUTE errors, UNREACHABLE, CONNECT_ERROR: nobody to match */
+		break; /* CONNECT_ERROR: nobody to match */
 	}
 	if (vi->mode == CM_PEER_ACTIVE && rc == VIP_NO_MATCH &&
 	    (vi->deadline_ms == 0 || vipl_now_ms() + VIPL_PEER_RETRY_MS < vi->deadline_ms)) {
@@ -589,6 +603,7 @@ static void on_vi_event(struct vipl_vi *vi, struct rdma_cm_event *ev)
 	if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
 		vi->c.up = true;
 		vi->state = VIP_STATE_CONNECTED;
+		vipl_dfc_credit(vi);
 		vipl_sq_pump(vi);
 		vipl_connect_done(vi, VIP_SUCCESS);
 	} else if (vi->mode != CM_NONE) {
@@ -674,6 +689,7 @@ void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 		pp = &r->next;
 	}
 	vipl_rdv_timers(nic, now, next);
+	vipl_dfc_timers(nic, now, next);
 	if (nic->npeer == 0)
 		return; /* no peer connect in progress: nothing to scan */
 	unsigned seen = 0, total = nic->npeer;

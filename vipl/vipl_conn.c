@@ -241,6 +241,8 @@ VIPL_EXPORT VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle)
 	pthread_mutex_lock(&nic->lock);
 	if (vi->mode != CM_NONE)
 		vipl_connect_done(vi, VIP_ERROR_RESOURCE); /* a peer connect in progress ends */
+	else if (vi->state == VIP_STATE_CONNECTED && vipl_rr(vi))
+		vipl_conn_bury_after(vi, vipl_rr_last_ack(vi));
 	else
 		vipl_conn_bury(vi);
 	vi->peer = false;

@@ -35,10 +35,11 @@
                                      * its process again */
 #define VIPL_RDV_RETAKE_MS 1000     /* a NIC without the well-known port tries to take it */
 #define VIPL_MAX_REDIRECTS 4        /* a connect follows at most this many redirections */
+#define VIPL_DFC_LOOK_MS 1          /* the NIC thread looks for credits of deferred sends */
 #define VIPL_REGION_BUCKETS 1024    /* memory-handle hash (lookups on every posted segment) */
 
 /* ---- handles ------------------------------------------------------------------------ */
-enum vipl_kind { VK_NIC = 1, VK_PTAG, VK_VI, VK_CQ, VK_CONN };
+enum vipl_kind { VK_NIC = 1, VK_PTAG, VK_VI, VK_CQ, VK_CONN, VK_EVENT };
 
 struct vipl_obj {
 	enum vipl_kind kind;
@@ -83,8 +84,16 @@ struct vipl_cqe {
 	bool recv;
 };
 
+/* A tag registration of a CQ (vipl_tag.c). */
+struct vipl_tag {
+	VIP_ULONG tag, priority;
+	void *ev;                    /* struct vipl_event, referenced */
+	struct vipl_tag *next;
+};
+
 struct vipl_cq {
 	struct vipl_obj o;
+	struct vipl_tag *tags;       /* highest priority first */
 	struct vipl_cqe *ring;
 	size_t cap, head, count;
 	unsigned bound;              /* work queues tied to it */
@@ -93,7 +102,12 @@ struct vipl_cq {
 	struct vipl_cq *next;
 };
 
-void vipl_cq_push(struct vipl_cq *cq, void *vi, bool recv);
+struct vipl_vi;
+void vipl_cq_push(struct vipl_cq *cq, const struct vipl_vi *vi, bool recv);
+/* vipl_tag.c */
+void vipl_tags_signal(struct vipl_cq *cq, const struct vipl_vi *vi);
+void vipl_tags_free(struct vipl_cq *cq);
+void vipl_event_free(struct vipl_obj *o);
 
 /* ---- work queues --------------------------------------------------------------------- */
 enum vipl_wqe_state { WQE_WAIT, WQE_ISSUED, WQE_FINISHED, WQE_DONE };
@@ -108,6 +122,8 @@ struct vipl_wqe {
 	unsigned op;             /* VIP_CONTROL_OP_* */
 	bool fence, recv;
 	uint16_t nseg;           /* SegCount as validated at post (the bounce scatter's bound) */
+	uint64_t rr_seq;         /* RR: this message's number among those that take a receive of
+	                          * the peer (vipl_rr.c); 0 for the others */
 	void *bounce;            /* copy buffer when the segments exceed the QP's SGE limit */
 	struct ibv_mr *bounce_mr;
 	struct vipl_wqe *next;
@@ -132,11 +148,27 @@ struct vipl_conn {
 	struct rdma_cm_id *id;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	uint8_t *ack;            /* RR: [0] exposed to the peer for its acknowledgement Reads,
-	                          * [8] the sink of ours */
+	uint8_t *ack;            /* RR (vipl_rr.c): [0] read by the peer's acknowledgement Reads,
+	                          * [8] the sink of ours, [16] written by the peer: how many of
+	                          * our receive-taking messages it completed, [24] the source
+	                          * of our own count's Writes */
 	struct ibv_mr *ack_mr;
 	uint64_t peer_ack_va;
 	uint32_t peer_ack_stag;
+	uint64_t rr_sent;        /* RR: receive-taking messages issued (the last rr_seq) */
+	uint64_t rr_acked;       /* RR: of those, known completed at the peer */
+	uint64_t rr_read_covers; /* RR: rr_sent when the acknowledgement Read in flight was
+	                          * issued; 0: none in flight */
+	unsigned rr_waiting;     /* RR: sends done here, waiting for the peer's acknowledgement */
+	uint64_t rr_wait_us;     /* RR: since when the oldest of them waits (about) */
+	uint64_t rx_done;        /* RR: receives completed here */
+	uint64_t rx_told;        /* RR: the count last written to the peer */
+	unsigned ack_writes;     /* RR: acknowledgement Writes in flight */
+	bool peer_dfc;           /* the peer defers its sends (vipl_dfc.c): tell it rx_posted */
+	uint64_t rx_posted;      /* receives posted to this connection's QP */
+	uint64_t credit_told;    /* the count last written to the peer */
+	bool credit_writing;     /* a credit Write in flight */
+	uint64_t dfc_sent;       /* DFC: receive-taking messages issued */
 	bool up;                 /* ESTABLISHED seen */
 };
 
@@ -144,7 +176,10 @@ enum vipl_connect_mode { CM_NONE, CM_CLIENT, CM_ACCEPT, CM_PEER_ACTIVE, CM_PEER_
 
 struct vipl_vi {
 	struct vipl_obj o;
-	VIP_VI_ATTRIBUTES attr;      /* requested attributes */
+	VIP_VI_ATTRIBUTES attr;      /* requested attributes (ReliabilityLevel without DFC) */
+	bool dfc;                    /* VIP_SERVICE_DFC: sends wait for the peer's receives */
+	bool dfc_interrupt;          /* the NIC thread issues deferred sends (vipl_dfc.c) */
+	void *user_data;             /* VipSetUserData */
 	struct vipl_ptag *ptag;
 	VIP_VI_STATE state;
 	VIP_ULONG granted_mtu;
@@ -170,6 +205,7 @@ struct vipl_vi {
 	uint64_t rearm_us;           /* unarmed: the thread looks again (re-arms or waits) then */
 	uint32_t rearm_gap_us;       /* unarmed: the current look interval (doubles) */
 	bool unarmed;                /* the verbs CQ is not armed (the application polls) */
+	unsigned waiters;            /* application threads inside a Done / Wait loop on it */
 	struct vipl_vi *next;
 };
 
@@ -322,6 +358,38 @@ void vipl_sq_pump(struct vipl_vi *vi);
 void vipl_rq_pump(struct vipl_vi *vi);
 uint32_t vipl_check_send(struct vipl_vi *vi, VIP_DESCRIPTOR *d, struct vipl_wqe *e);
 
+/* vipl_rr.c: Reliable Reception's acknowledgements (NIC lock held) */
+#define VIPL_RR_ACK_WRITES 4        /* acknowledgement Writes in flight at most */
+bool vipl_rr(const struct vipl_vi *vi);
+/* e takes one of the peer's receives (a Send, an RDMA Write with immediate): its completion
+ * waits for the peer's count instead of a Read. */
+bool vipl_rr_counted(const struct vipl_wqe *e);
+/* An acknowledgement Write of the receives completed here, to go before the caller's own work
+ * request in one post (1), or none due (0); vipl_rr_ack_posted once it was posted. */
+unsigned vipl_rr_ack_wr(struct vipl_vi *vi, struct ibv_send_wr *wr, struct ibv_sge *sg);
+void vipl_rr_ack_posted(struct vipl_vi *vi);
+void vipl_rr_flush(struct vipl_vi *vi);     /* the acknowledgement due, on its own */
+void vipl_rr_check(struct vipl_vi *vi);     /* completes sends the peer's count covers */
+void vipl_rr_read(struct vipl_vi *vi);      /* a Read that completes every waiting send */
+/* A Done / Wait on the send queue found nothing: after spin_us of waiting, the Read. */
+void vipl_rr_idle_sender(struct vipl_vi *vi, uint64_t spin_us);
+/* VipDisconnect: the acknowledgement still due goes out first; how long the connection must
+ * outlive the call so it can leave (ms, 0: no need). */
+uint64_t vipl_rr_last_ack(struct vipl_vi *vi);
+/* A send's own work request completed: it waits for the acknowledgement (true) or is done. */
+bool vipl_rr_wait_ack(struct vipl_vi *vi, struct vipl_wqe *e);
+/* A completion of vipl_rr's own work requests (true: it was one); ok: success. */
+bool vipl_rr_wc(struct vipl_vi *vi, const struct ibv_wc *wc, bool *ok);
+void vipl_rr_thread(struct vipl_vi *vi);    /* the NIC thread polled vi's CQ */
+
+/* vipl_dfc.c: descriptor flow control (NIC lock held) */
+bool vipl_dfc_allows(const struct vipl_vi *vi, const struct vipl_wqe *e);
+void vipl_dfc_issued(struct vipl_vi *vi, const struct vipl_wqe *e);
+void vipl_dfc_credit(struct vipl_vi *vi);   /* the peer defers: receives posted here */
+bool vipl_dfc_wc(struct vipl_vi *vi, const struct ibv_wc *wc, bool *ok);
+bool vipl_dfc_deferred(const struct vipl_vi *vi);
+void vipl_dfc_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
+
 /* vipl_comp.c */
 void vipl_poll_cq(struct vipl_vi *vi);          /* drain the connection's verbs CQ */
 void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async, bool ended);
@@ -374,6 +442,7 @@ enum { PD_REQUEST = 1, PD_ACCEPT = 2, PD_REJECT = 3, PD_NO_MATCH = 4, PD_PEER = 
 #define PD_TIMEOUT_INFINITE 0xFFFFFFFFu
 #define PD_F_RDMAW 0x01
 #define PD_F_RDMAR 0x02
+#define PD_F_DFC 0x04
 struct vipl_pdata {
 	uint8_t kind, rel, flags;
 	uint32_t mtu;

@@ -276,8 +276,12 @@ void vipl_obj_free(struct vipl_obj *o)
 		break;
 	}
 	case VK_CQ:
+		vipl_tags_free((struct vipl_cq *)o);
 		free(((struct vipl_cq *)o)->ring);
 		free(o);
+		break;
+	case VK_EVENT:
+		vipl_event_free(o);
 		break;
 	case VK_PTAG:
 	case VK_CONN:
@@ -363,13 +367,16 @@ void vipl_call_run(struct vipl_nic *nic, struct vipl_call *c)
 	}
 }
 
-/* VIPL 1.0's only InfoType: autodiscovery. softrnic discovers nothing: an empty list. */
+/* VIPL 1.0's only InfoType: autodiscovery. softrnic discovers nothing: an empty list. Another
+ * InfoType is a request this provider does not offer (cLAN's VIP_ERROR_NOT_SUPPORTED). */
 VIPL_EXPORT VIP_RETURN VipQuerySystemManagementInfo(VIP_NIC_HANDLE NicHandle, VIP_ULONG InfoType,
 						    VIP_PVOID SysManInfo)
 {
 	struct vipl_nic *nic = vipl_nic_get(NicHandle);
 	VIP_RETURN rc = VIP_INVALID_PARAMETER;
-	if (nic != NULL && InfoType == VIP_SMI_AUTODISCOVERY && SysManInfo != NULL) {
+	if (nic != NULL && SysManInfo != NULL && InfoType != VIP_SMI_AUTODISCOVERY) {
+		rc = VIP_ERROR_NOT_SUPPORTED;
+	} else if (nic != NULL && SysManInfo != NULL) {
 		VIP_AUTODISCOVERY_LIST *l = SysManInfo;
 		l->NumberOfHops = 0;
 		l->NumAdAddrs = 0;
