@@ -51,6 +51,7 @@ static struct vipl_event *event_new(struct vipl_nic *nic)
 		vipl_handle_put(&nic->o);
 		return NULL;
 	}
+	atomic_fetch_add(&ev->o.refs, 1); /* the caller's, as vipl_handle_get gives one */
 	return ev;
 }
 
