@@ -25,12 +25,11 @@ int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id)
 
 	memset(c, 0, sizeof(*c));
 	c->id = id;
-	c->cq = ibv_create_cq(nic->ctx, 2 * VIPL_QP_DEPTH + VIPL_RR_ACK_WRITES + 9, NULL, nic->cch,
-			      0);
+	c->cq = ibv_create_cq(nic->ctx, 2 * VIPL_QP_DEPTH + VIPL_OWN_WRS + 8, NULL, nic->cch, 0);
 	if (c->cq == NULL || ibv_req_notify_cq(c->cq, 0) != 0)
 		goto fail;
 	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = VIPL_QP_DEPTH + VIPL_RR_ACK_WRITES + 1, /* vipl_rr.c */
+		.cap = { .max_send_wr = VIPL_QP_DEPTH + VIPL_OWN_WRS,
 			 .max_recv_wr = VIPL_QP_DEPTH,
 			 .max_send_sge = 16, .max_recv_sge = 16 } };
 	if (qa.cap.max_send_sge > (uint32_t)nic->dattr.max_sge)

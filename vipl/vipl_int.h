@@ -360,6 +360,9 @@ uint32_t vipl_check_send(struct vipl_vi *vi, VIP_DESCRIPTOR *d, struct vipl_wqe 
 
 /* vipl_rr.c: Reliable Reception's acknowledgements (NIC lock held) */
 #define VIPL_RR_ACK_WRITES 4        /* acknowledgement Writes in flight at most */
+/* The library's own work requests a QP may hold beside the queues' VIPL_QP_DEPTH: RR's
+ * acknowledgement Writes and Read (vipl_rr.c), DFC's credit Write (vipl_dfc.c). */
+#define VIPL_OWN_WRS (VIPL_RR_ACK_WRITES + 2)
 bool vipl_rr(const struct vipl_vi *vi);
 /* e takes one of the peer's receives (a Send, an RDMA Write with immediate): its completion
  * waits for the peer's count instead of a Read. */
