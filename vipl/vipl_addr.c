@@ -144,6 +144,29 @@ bool vipl_addr_own_name(const char *name)
 	return host[n] == '.' && strlen(name) == n && strncasecmp(name, host, n) == 0;
 }
 
+/* ip (network order) is this host's: the NIC's own, a loopback address, or one of the kernel's
+ * interfaces (kernel sockets). Names resolve to any of them (D240). */
+bool vipl_addr_is_local(const struct vipl_nic *nic, const uint8_t *ip)
+{
+	struct in_addr a;
+	struct ifaddrs *ifa = NULL;
+	bool local = false;
+	memcpy(&a, ip, 4);
+	if (memcmp(ip, nic->addr, 4) == 0)
+		return true;
+	if (on_dpdk())
+		return false;
+	if ((ntohl(a.s_addr) >> 24) == 127)
+		return true;
+	if (getifaddrs(&ifa) != 0)
+		return false;
+	for (struct ifaddrs *i = ifa; i != NULL && !local; i = i->ifa_next)
+		local = i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
+			((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr == a.s_addr;
+	freeifaddrs(ifa);
+	return local;
+}
+
 /* A caller's address: host part of our length (or none, when !need_host), discriminator of at
  * most 64 octets. */
 int vipl_addr_check(const VIP_NET_ADDRESS *a, bool need_host)

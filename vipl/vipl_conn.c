@@ -254,12 +254,15 @@ VIPL_EXPORT VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle)
 	return VIP_SUCCESS;
 }
 
-/* VITCP §4 tie-break: the higher IPv4 address opens actively. On one host (equal addresses:
- * two VIs of one NIC, or processes that know each other by the host's name, which gives the
- * well-known port and not theirs) the discriminators decide, then the ports (D240). */
+/* VITCP §4 tie-break: the higher IPv4 address opens actively. On one host (two VIs of one
+ * NIC, or processes that know each other by the host's name, which gives the well-known port
+ * and not theirs, and may resolve to another of the host's addresses than the NIC's) the
+ * discriminators decide, then the ports (D240). */
 static int role(struct vipl_vi *vi)
 {
 	int c = memcmp(vi->o.nic->addr, vi->remote_host, 4);
+	if (c != 0 && vipl_addr_is_local(vi->o.nic, vi->remote_host))
+		c = 0; /* the same host */
 	if (c == 0)
 		c = vipl_disc_cmp(vi->local_disc, vi->local_disc_len, vi->remote_disc,
 				  vi->remote_disc_len);

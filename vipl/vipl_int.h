@@ -469,5 +469,6 @@ void vipl_addr_sin(const uint8_t *host, struct sockaddr_in *sin);
 /* true when name is this host's own name and the NIC is the DPDK port */
 bool vipl_addr_own_name(const char *name);
 int vipl_disc_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl);
+bool vipl_addr_is_local(const struct vipl_nic *nic, const uint8_t *ip);
 
 #endif

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,14 +243,20 @@ static void *peer_main(void *arg)
 }
 
 /* Two NICs of one host that know each other only by the host's name (its well-known port):
- * peer-to-peer connect by discriminators. */
-static void peer_by_name(void **state)
+ * peer-to-peer connect by discriminators. ip_configured false: the NICs take the host's
+ * default address, which "localhost" does not resolve to (D240: the same host still). */
+static void peers_by_name(bool ip_configured)
 {
-	(void)state;
 	struct tv t;
 	struct peer p[2];
 	pthread_t th[2];
+	char saved[64], port_only[64];
+	snprintf(saved, sizeof(saved), "%s", getenv("SOFTRNIC_VIPL_ADDR"));
+	snprintf(port_only, sizeof(port_only), "%s", strchr(saved, ':'));
+	if (!ip_configured)
+		setenv("SOFTRNIC_VIPL_ADDR", port_only, 1);
 	tv_open(&t);
+	setenv("SOFTRNIC_VIPL_ADDR", saved, 1);
 	for (int i = 0; i < 2; i++) {
 		p[i].vi = tv_vi(&t, i, VIP_SERVICE_RELIABLE_DELIVERY, NULL, NULL);
 		tv_addr(&t, i, i ? "peer-b" : "peer-a", &p[i].l);
@@ -267,6 +274,18 @@ static void peer_by_name(void **state)
 		assert_int_equal(tv_state(p[i].vi), VIP_STATE_CONNECTED);
 	}
 	tv_close(&t);
+}
+
+static void peer_by_name(void **state)
+{
+	(void)state;
+	peers_by_name(true);
+}
+
+static void peer_by_name_default_ip(void **state)
+{
+	(void)state;
+	peers_by_name(false);
 }
 
 /* With no handler of the application's, a peer's Disconnect leaves stderr empty; an error
@@ -319,6 +338,7 @@ int main(void)
 		cmocka_unit_test(dev_names),     cmocka_unit_test(port_taken),
 		cmocka_unit_test(ns_port),       cmocka_unit_test(rendezvous),
 		cmocka_unit_test(stale_entry),   cmocka_unit_test(peer_by_name),
+		cmocka_unit_test(peer_by_name_default_ip),
 		cmocka_unit_test(quiet_disconnect),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
