@@ -15,7 +15,10 @@
 # Prints every command, each run's ratio with its quartiles, then per test the medians of the
 # REPS runs (VIPL, raw, ratio) against the goals (latency <= 1.10x, bandwidth >= 1.0x minus
 # noise). Informational: exit 0 unless a run fails. Environment: BUILD (default
-# build-bench-vipl, a release tree set up on first use), REPS (5), BLOCKS (10), LAT_ITERS
+# build-bench-vipl, a release tree set up on first use), REL (rd: the VIPL side's reliability
+# level, rd / rr / ur; raw verbs has none, so REL=rr against REL=rd gives Reliable Reception's
+# cost over Reliable Delivery, each against the same raw yardstick), KINDS ("lat bw": which
+# tests), REPS (5), BLOCKS (10), LAT_ITERS
 # (20000) and BW_ITERS (20000) per run, split into the blocks, MODES ("spin yield"), PIN=1 to
 # pin server / client with taskset -c 0 / -c 1 (off by default: pinned, a spinning raw-verbs
 # process starves softrnic's progress thread on its own core). vipl-pingpong, vipl-bw and
@@ -25,6 +28,8 @@ cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build-bench-vipl}
 REPS=${REPS:-5}
 BLOCKS=${BLOCKS:-10}
+REL=${REL:-rd}
+KINDS=${KINDS:-lat bw}
 LAT_ITERS=${LAT_ITERS:-20000}
 BW_ITERS=${BW_ITERS:-20000}
 WINDOW=16
@@ -76,9 +81,9 @@ mix_run() {
 	ps=$(free_port); pc=$(free_port "$ps"); pr=$(free_port "$pc")
 	if [ "$kind" = bw ]; then n=$((BW_ITERS / BLOCKS)); extra=(-w "$WINDOW")
 	else n=$((LAT_ITERS / BLOCKS)); fi
-	local scmd=("$MIX" "$kind" "$pr" "$BLOCKS" -s "$vf" -l "127.0.0.1:$ps" -n "$n" -S "$3"
+	local scmd=("$MIX" "$kind" "$pr" "$BLOCKS" -s "$vf" -r "$REL" -l "127.0.0.1:$ps" -n "$n" -S "$3"
 		    "${extra[@]}")
-	local ccmd=("$MIX" "$kind" "$pr" "$BLOCKS" -c "127.0.0.1:$ps" -l "127.0.0.1:$pc" "$vf"
+	local ccmd=("$MIX" "$kind" "$pr" "$BLOCKS" -c "127.0.0.1:$ps" -l "127.0.0.1:$pc" "$vf" -r "$REL"
 		    -n "$n" -S "$3" "${extra[@]}")
 	echo "   \$ ${scmd[*]} &  ${ccmd[*]}" >&2
 	"${S_PIN[@]}" timeout 300 "${scmd[@]}" >/dev/null &
@@ -92,12 +97,16 @@ mix_run() {
 		print $5, $8, $10, $6 }'
 }
 
-echo "== bench-vipl: $REPS repetitions, $(nproc) CPUs, build $BUILD" \
+echo "== bench-vipl: $REPS repetitions, $(nproc) CPUs, build $BUILD, VIPL at $REL ($KINDS)" \
 	"${S_PIN[*]:+(server ${S_PIN[*]}, client ${C_PIN[*]})}"
 declare -A V R Q
 MODES=${MODES:-spin yield}
 KEYS=""
-for m in $MODES; do KEYS="$KEYS $m-lat8 $m-lat64 $m-lat4096 $m-bw"; done
+has_kind() { case " $KINDS " in *" $1 "*) return 0 ;; esac; return 1; }
+for m in $MODES; do
+	has_kind lat && KEYS="$KEYS $m-lat8 $m-lat64 $m-lat4096"
+	has_kind bw && KEYS="$KEYS $m-bw"
+done
 # record KEY LINE: a run's "RATIO VIPL RAW Q1-Q3"
 record() {
 	local q v r iq
@@ -112,9 +121,11 @@ for rep in $(seq "$REPS"); do
 	echo "-- run $rep"
 	for m in $MODES; do
 		for s in 8 64 4096; do
+			has_kind lat || break
 			record "$m-lat$s" "$(mix_run lat "$m" "$s")" || exit 1
 			echo "   $m lat ${s}B: $LAST us"
 		done
+		has_kind bw || continue
 		record "$m-bw" "$(mix_run bw "$m" 65536)" || exit 1
 		echo "   $m bw 64KiB: $LAST MB/s"
 	done

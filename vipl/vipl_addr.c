@@ -2,7 +2,8 @@
  * and the NIC's TCP port, network order; the local one comes from SOFTRNIC_VIPL_ADDR=ip[:port],
  * else the NIC's own address: the DPDK port's IPv4 address when librdmacm carries connections
  * over softrnic's DPDK transport (softrnic_transport_selected), otherwise the first non-loopback IPv4
- * address of the kernel's interfaces; port 7447 + unit. */
+ * address of the kernel's interfaces; port 7447 + unit, or any free port when another process
+ * has that one (vipl_rdv.c). */
 #include "softrnic_conf.h"
 #include "vipl_int.h"
 
@@ -82,34 +83,51 @@ static int check_configured(struct in_addr *a)
 	return -1;
 }
 
-/* ip[:port] from the environment; unit is added to the default port only. */
-int vipl_addr_local(unsigned unit, struct sockaddr_in *sin)
+/* ip[:port] from SOFTRNIC_VIPL_ADDR; the port (default 7447) is the host's well-known VIPL
+ * port, and unit N's own port is that plus N. Listeners bind the wildcard IP on kernel sockets
+ * when no IP is configured, so this host's every address reaches them (its name may resolve to
+ * another address than the NIC's, e.g. Debian's 127.0.1.1). */
+int vipl_addr_local(const struct vipl_devname *dev, struct sockaddr_in *sin,
+		    struct sockaddr_in *bind, uint16_t *rdv_port)
 {
 	const char *env = softrnic_conf_get("SOFTRNIC_VIPL_ADDR", NULL, 0);
 	char buf[64];
+	unsigned long base = VIPL_DEFAULT_PORT;
+	int rc;
 
 	memset(sin, 0, sizeof(*sin));
 	sin->sin_family = AF_INET;
-	sin->sin_port = htons((uint16_t)(VIPL_DEFAULT_PORT + unit));
-	if (env == NULL || *env == '\0')
-		return default_ipv4(&sin->sin_addr);
-	if (strlen(env) >= sizeof(buf))
+	if (env != NULL && strlen(env) >= sizeof(buf))
 		return -1;
-	strcpy(buf, env);
+	strcpy(buf, env != NULL ? env : "");
 	char *colon = strchr(buf, ':');
 	if (colon != NULL) {
 		char *end;
 		*colon = '\0';
-		unsigned long p = strtoul(colon + 1, &end, 10);
-		if (*end != '\0' || p == 0 || p > 65535)
+		base = strtoul(colon + 1, &end, 10);
+		if (*end != '\0' || base == 0 || base + (unsigned)dev->unit > 65535)
 			return -1;
-		sin->sin_port = htons((uint16_t)(p + unit));
 	}
-	if (buf[0] == '\0')
-		return default_ipv4(&sin->sin_addr);
+	sin->sin_port = htons((uint16_t)(base + (unsigned)dev->unit));
+	*rdv_port = htons((uint16_t)base);
+	*bind = *sin;
+	if (dev->loopback && !on_dpdk()) { /* M-VIA's via_lo: this host only, whatever the IP */
+		sin->sin_addr.s_addr = bind->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		return 0;
+	}
+	if (buf[0] == '\0') {
+		rc = default_ipv4(&sin->sin_addr);
+		if (on_dpdk())
+			bind->sin_addr = sin->sin_addr;
+		else
+			bind->sin_addr.s_addr = htonl(INADDR_ANY);
+		return rc;
+	}
 	if (inet_pton(AF_INET, buf, &sin->sin_addr) != 1)
 		return -1;
-	return check_configured(&sin->sin_addr);
+	rc = check_configured(&sin->sin_addr);
+	bind->sin_addr = sin->sin_addr;
+	return rc;
 }
 
 /* The name service's rule for the DPDK transport (docs/vipl.md): this host's own name
@@ -125,6 +143,29 @@ bool vipl_addr_own_name(const char *name)
 		return true;
 	size_t n = strcspn(host, ".");
 	return host[n] == '.' && strlen(name) == n && strncasecmp(name, host, n) == 0;
+}
+
+/* ip (network order) is this host's: the NIC's own, a loopback address, or one of the kernel's
+ * interfaces (kernel sockets). Names resolve to any of them (D240). */
+bool vipl_addr_is_local(const struct vipl_nic *nic, const uint8_t *ip)
+{
+	struct in_addr a;
+	struct ifaddrs *ifa = NULL;
+	bool local = false;
+	memcpy(&a, ip, 4);
+	if (memcmp(ip, nic->addr, 4) == 0)
+		return true;
+	if (on_dpdk())
+		return false;
+	if ((ntohl(a.s_addr) >> 24) == 127)
+		return true;
+	if (getifaddrs(&ifa) != 0)
+		return false;
+	for (struct ifaddrs *i = ifa; i != NULL && !local; i = i->ifa_next)
+		local = i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
+			((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr == a.s_addr;
+	freeifaddrs(ifa);
+	return local;
 }
 
 /* A caller's address: host part of our length (or none, when !need_host), discriminator of at

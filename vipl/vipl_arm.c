@@ -88,6 +88,7 @@ void vipl_cq_event(struct vipl_vi *vi)
 		ibv_req_notify_cq(vi->c.cq, 0);
 	}
 	vipl_poll_cq(vi);
+	vipl_rr_thread(vi);
 }
 
 /* An unarmed CQ's time came: the application still polls (wait longer) or not (re-arm).
@@ -113,6 +114,7 @@ void vipl_rearm_due(struct vipl_nic *nic, uint64_t *next_ms)
 			continue;
 		if (needs_thread(vi) || (now >= vi->rearm_us && !still_polling(vi, now))) {
 			vipl_arm(vi);
+			vipl_rr_thread(vi);
 			continue;
 		}
 		/* the thread's timer runs on CLOCK_MONOTONIC ms: convert the remaining time */

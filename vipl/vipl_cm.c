@@ -12,39 +12,25 @@
 
 #include <softrnic/verbs_ext.h>
 
-int vipl_listen(struct vipl_nic *nic)
-{
-	if (nic->listener != NULL)
-		return 0;
-	struct rdma_cm_id *id;
-	if (rdma_create_id(nic->ech, &id, NULL, RDMA_PS_TCP) != 0)
-		return -1;
-	if (rdma_bind_addr(id, (struct sockaddr *)&nic->sin) != 0 ||
-	    rdma_listen(id, VIPL_BACKLOG_MAX) != 0) {
-		rdma_destroy_id(id);
-		return -1;
-	}
-	nic->listener = id;
-	return 0;
-}
-
 /* QP and CQ of a connection on id (Idle QP: the receives held in VIPL are posted at once, so
  * they are there before the peer can send). Unreliable VIs get a tolerant QP
  * (SOFTRNIC_QP_TOLERANT); the VI's RDMA enables become the QP's remote access rights (Reliable
- * Reception also needs remote Read for the peer's acknowledgement Reads of our ack word). */
+ * Reception also needs remote Read and Write for the peer's acknowledgements, vipl_rr.c). */
 int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id)
 {
 	struct vipl_nic *nic = vi->o.nic;
 	struct vipl_conn *c = &vi->c;
 	bool rr = vi->attr.ReliabilityLevel == VIP_SERVICE_RELIABLE_RECEPTION;
+	bool written = rr || vi->dfc; /* the peer writes acknowledgements or credits here */
 
 	memset(c, 0, sizeof(*c));
 	c->id = id;
-	c->cq = ibv_create_cq(nic->ctx, 2 * VIPL_QP_DEPTH + 8, NULL, nic->cch, 0);
+	c->cq = ibv_create_cq(nic->ctx, 2 * VIPL_QP_DEPTH + VIPL_OWN_WRS + 8, NULL, nic->cch, 0);
 	if (c->cq == NULL || ibv_req_notify_cq(c->cq, 0) != 0)
 		goto fail;
 	struct ibv_qp_init_attr qa = { .send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = VIPL_QP_DEPTH, .max_recv_wr = VIPL_QP_DEPTH,
+		.cap = { .max_send_wr = VIPL_QP_DEPTH + VIPL_OWN_WRS,
+			 .max_recv_wr = VIPL_QP_DEPTH,
 			 .max_send_sge = 16, .max_recv_sge = 16 } };
 	if (qa.cap.max_send_sge > (uint32_t)nic->dattr.max_sge)
 		qa.cap.max_send_sge = qa.cap.max_recv_sge = (uint32_t)nic->dattr.max_sge;
@@ -57,19 +43,19 @@ int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id)
 	vi->sge_max = qa.cap.max_send_sge;
 	vi->rsge_max = qa.cap.max_recv_sge;
 	struct ibv_qp_attr at = { .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
-	if (vi->attr.EnableRdmaWrite)
+	if (vi->attr.EnableRdmaWrite || written)
 		at.qp_access_flags |= IBV_ACCESS_REMOTE_WRITE;
 	if (vi->attr.EnableRdmaRead || rr)
 		at.qp_access_flags |= IBV_ACCESS_REMOTE_READ;
 	if (ibv_modify_qp(c->qp, &at, IBV_QP_ACCESS_FLAGS) != 0)
 		goto fail;
-	if (rr) {
+	{ /* every connection: RR and DFC use it, and a DFC peer writes credits into it */
 		c->ack = aligned_alloc(64, 64);
 		if (c->ack == NULL)
 			goto fail;
 		memset(c->ack, 0, 64);
-		c->ack_mr = ibv_reg_mr(vi->ptag->pd, c->ack, 64,
-				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		c->ack_mr = ibv_reg_mr(vi->ptag->pd, c->ack, 64, IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 		if (c->ack_mr == NULL)
 			goto fail;
 	}
@@ -168,6 +154,28 @@ static void req_unlink(struct vipl_nic *nic, struct vipl_req *r)
 		}
 }
 
+/* What the server is told of the requester's wait: the time left (ms), so it can answer
+ * NO_MATCH before the requester gives up (vipl_hold_ms). */
+static uint32_t requester_timeout(const struct vipl_vi *vi)
+{
+	uint64_t now = vipl_now_ms();
+	if (vi->deadline_ms == 0)
+		return PD_TIMEOUT_INFINITE;
+	if (vi->deadline_ms <= now)
+		return 0;
+	uint64_t left = vi->deadline_ms - now;
+	return left < PD_TIMEOUT_INFINITE ? (uint32_t)left : PD_TIMEOUT_INFINITE - 1;
+}
+
+/* How long an unmatched request is held for a ConnectWait to come: half the requester's
+ * remaining wait, at most VIPL_BACKLOG_MS; so the requester hears NO_MATCH (VIPL 1.0) while it
+ * still waits, in time to try again. */
+static uint64_t hold_ms(uint32_t timeout_ms)
+{
+	uint64_t half = timeout_ms == PD_TIMEOUT_INFINITE ? VIPL_BACKLOG_MS : timeout_ms / 2;
+	return half < VIPL_BACKLOG_MS ? half : VIPL_BACKLOG_MS;
+}
+
 /* Private data of this side for a request / accept / reject. */
 size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap);
 size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap)
@@ -176,13 +184,14 @@ size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap
 	if (vi != NULL) {
 		p.rel = (uint8_t)vi->attr.ReliabilityLevel;
 		p.flags = (vi->attr.EnableRdmaWrite ? PD_F_RDMAW : 0) |
-			  (vi->attr.EnableRdmaRead ? PD_F_RDMAR : 0);
+			  (vi->attr.EnableRdmaRead ? PD_F_RDMAR : 0) | (vi->dfc ? PD_F_DFC : 0);
 		p.mtu = (uint32_t)vi->granted_mtu;
 		if (vi->c.ack_mr != NULL) {
 			p.ack_va = (uintptr_t)vi->c.ack;
 			p.ack_stag = vi->c.ack_mr->rkey;
 		}
 		memcpy(p.host, vi->o.nic->addr, VIPL_ADDR_LEN);
+		p.timeout_ms = requester_timeout(vi);
 		p.calling_len = (uint8_t)vi->local_disc_len;
 		memcpy(p.calling, vi->local_disc, vi->local_disc_len);
 		p.called_len = (uint8_t)vi->remote_disc_len;
@@ -191,6 +200,8 @@ size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap
 	return vipl_pdata_encode(&p, buf, cap);
 }
 
+static void bury_id(struct vipl_nic *nic, struct rdma_cm_id *id);
+
 /* Reject and retire id: destroying it at once could reset the stream before the MPA Reject
  * left, and the requester would see a refused connection instead of the reason. */
 void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind)
@@ -198,6 +209,12 @@ void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind)
 	uint8_t buf[64];
 	size_t n = vipl_pdata_for(NULL, kind, buf, sizeof(buf));
 	rdma_reject(id, buf, (uint8_t)n);
+	bury_id(nic, id);
+}
+
+/* A rejected id goes once its Reject had time to leave. */
+static void bury_id(struct vipl_nic *nic, struct rdma_cm_id *id)
+{
 	struct vipl_grave *g = calloc(1, sizeof(*g));
 	if (g == NULL) {
 		rdma_destroy_id(id);
@@ -208,6 +225,16 @@ void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind)
 	g->next = nic->graves;
 	nic->graves = g;
 	vipl_nic_wake(nic);
+}
+
+void vipl_redirect(struct vipl_nic *nic, struct rdma_cm_id *id, const uint8_t *host)
+{
+	uint8_t buf[64];
+	struct vipl_pdata p = { .kind = PD_REDIRECT };
+	memcpy(p.host, host, VIPL_ADDR_LEN);
+	size_t n = vipl_pdata_encode(&p, buf, sizeof(buf));
+	rdma_reject(id, buf, (uint8_t)n);
+	bury_id(nic, id);
 }
 
 /* Detach the graves that are due (all: every one); NIC lock held. */
@@ -277,6 +304,8 @@ void vipl_connect_done(struct vipl_vi *vi, VIP_RETURN rc)
 	}
 	if (vi->mode == CM_PEER_ACTIVE || vi->mode == CM_PEER_PASSIVE)
 		vi->o.nic->npeer--;
+	if (vi->mode == CM_PEER_PASSIVE)
+		vipl_reg_del(vi->o.nic, vi->local_disc, vi->local_disc_len);
 	vi->mode = CM_NONE;
 	vi->result = rc;
 	vi->deadline_ms = vi->retry_ms = 0;
@@ -291,6 +320,9 @@ static void remote_from(struct vipl_vi *vi, const struct vipl_pdata *p)
 	vi->remote.MaxTransferSize = p->mtu;
 	vi->remote.EnableRdmaWrite = (p->flags & PD_F_RDMAW) != 0;
 	vi->remote.EnableRdmaRead = (p->flags & PD_F_RDMAR) != 0;
+	vi->c.peer_dfc = (p->flags & PD_F_DFC) != 0;
+	if (vi->c.peer_dfc)
+		vi->remote.ReliabilityLevel |= VIP_SERVICE_DFC;
 	vi->c.peer_ack_va = p->ack_va;
 	vi->c.peer_ack_stag = p->ack_stag;
 }
@@ -326,7 +358,8 @@ int vipl_accept_on(struct vipl_vi *vi, struct rdma_cm_id *id, const struct vipl_
 	return 0;
 }
 
-int vipl_start_connect(struct vipl_vi *vi)
+/* Resolve and connect to vi->conn_host; the rest follows from the id's events (on_active). */
+static int connect_to(struct vipl_vi *vi)
 {
 	struct vipl_nic *nic = vi->o.nic;
 	struct rdma_cm_id *id;
@@ -334,7 +367,7 @@ int vipl_start_connect(struct vipl_vi *vi)
 	/* the request's kind (client / peer) follows vi->mode at ROUTE_RESOLVED */
 	if (rdma_create_id(nic->ech, &id, NULL, RDMA_PS_TCP) != 0)
 		return -1;
-	vipl_addr_sin(vi->remote_host, &dst);
+	vipl_addr_sin(vi->conn_host, &dst);
 	memset(&vi->c, 0, sizeof(vi->c));
 	vi->c.id = id;
 	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) != 0) {
@@ -343,6 +376,14 @@ int vipl_start_connect(struct vipl_vi *vi)
 		return -1;
 	}
 	return 0;
+}
+
+/* A new attempt at the address the application named. */
+int vipl_start_connect(struct vipl_vi *vi)
+{
+	memcpy(vi->conn_host, vi->remote_host, VIPL_ADDR_LEN);
+	vi->redirects = 0;
+	return connect_to(vi);
 }
 
 static struct vipl_vi *vi_of_id(struct vipl_nic *nic, struct rdma_cm_id *id)
@@ -367,33 +408,49 @@ static struct vipl_vi *peer_waiter(struct vipl_nic *nic, const struct vipl_pdata
 		if (vi->mode == CM_PEER_PASSIVE && vi->c.id == NULL &&
 		    vipl_disc_cmp(vi->local_disc, vi->local_disc_len, p->called, p->called_len) == 0 &&
 		    vipl_disc_cmp(vi->remote_disc, vi->remote_disc_len, p->calling, p->calling_len) == 0 &&
-		    memcmp(vi->remote_host, p->host, VIPL_ADDR_LEN) == 0)
+		    (memcmp(vi->remote_host, p->host, VIPL_ADDR_LEN) == 0 ||
+		     vipl_rdv_named(nic, vi->remote_host)))
 			return vi;
 	return NULL;
 }
 
-static void on_request(struct vipl_nic *nic, struct rdma_cm_event *ev)
+/* At the host's well-known port (rdv), a request for a discriminator another process of the
+ * host waits for goes on to that process: 0 when it was redirected. */
+static int forward(struct vipl_nic *nic, struct rdma_cm_id *id, bool rdv, const uint8_t *called,
+		   size_t called_len)
 {
-	struct vipl_pdata p;
-	struct rdma_cm_id *id = ev->id;
-	if (vipl_pdata_decode(ev->param.conn.private_data, ev->param.conn.private_data_len, &p) != 0 ||
-	    (p.kind != PD_REQUEST && p.kind != PD_PEER)) {
-		vipl_reject(nic, id, PD_NO_MATCH); /* not a VIPL peer */
-		return;
+	uint8_t host[VIPL_ADDR_LEN];
+	if (!rdv || vipl_reg_local(nic, called, called_len) ||
+	    vipl_reg_lookup(nic, called, called_len, host) != 0)
+		return -1;
+	vipl_redirect(nic, id, host);
+	return 0;
+}
+
+static void on_peer_request(struct vipl_nic *nic, struct rdma_cm_id *id, bool rdv,
+			    const struct vipl_pdata *p)
+{
+	struct vipl_vi *vi = peer_waiter(nic, p);
+	if (vi == NULL) {
+		if (forward(nic, id, rdv, p->called, p->called_len) != 0)
+			vipl_reject(nic, id, PD_NO_MATCH); /* VITCP §4: the active side retries */
+	} else if (p->rel != vi->attr.ReliabilityLevel) {
+		vipl_reject(nic, id, PD_REJECT);
+		vipl_connect_done(vi, VIP_INVALID_RELIABILITY_LEVEL);
+	} else if (vipl_accept_on(vi, id, p) != 0) {
+		vipl_reject(nic, id, PD_REJECT);
+		vipl_connect_done(vi, VIP_ERROR_RESOURCE);
 	}
-	if (p.kind == PD_PEER) {
-		struct vipl_vi *vi = peer_waiter(nic, &p);
-		if (vi == NULL) { /* VITCP §4: NoMatch, the active side retries */
-			vipl_reject(nic, id, PD_NO_MATCH);
-		} else if (p.rel != vi->attr.ReliabilityLevel) {
-			vipl_reject(nic, id, PD_REJECT);
-			vipl_connect_done(vi, VIP_INVALID_RELIABILITY_LEVEL);
-		} else if (vipl_accept_on(vi, id, &p) != 0) {
-			vipl_reject(nic, id, PD_REJECT);
-			vipl_connect_done(vi, VIP_ERROR_RESOURCE);
-		}
+}
+
+/* A client request waits here for a ConnectWait (D121), at most hold_ms. One that came to the
+ * well-known port for nobody of this NIC looks for its process again every
+ * VIPL_RDV_RECHECK_MS (vipl_cm_timers): that process may call ConnectWait later. */
+static void on_client_request(struct vipl_nic *nic, struct rdma_cm_id *id, bool rdv,
+			      const struct vipl_pdata *p)
+{
+	if (forward(nic, id, rdv, p->called, p->called_len) == 0)
 		return;
-	}
 	struct vipl_req *r = nic->nreqs < VIPL_BACKLOG_MAX ? calloc(1, sizeof(*r)) : NULL;
 	if (r == NULL) {
 		vipl_reject(nic, id, PD_NO_MATCH);
@@ -403,23 +460,54 @@ static void on_request(struct vipl_nic *nic, struct rdma_cm_event *ev)
 	r->o.nic = nic;
 	atomic_fetch_add(&nic->o.refs, 1);
 	r->id = id;
-	r->expires_ms = vipl_now_ms() + VIPL_BACKLOG_MS;
-	r->rel = p.rel;
-	r->flags = p.flags;
-	r->mtu = p.mtu;
-	r->ack_va = p.ack_va;
-	r->ack_stag = p.ack_stag;
-	memcpy(r->host, p.host, VIPL_ADDR_LEN);
-	r->calling_len = p.calling_len;
-	r->called_len = p.called_len;
-	memcpy(r->calling, p.calling, p.calling_len);
-	memcpy(r->called, p.called, p.called_len);
+	uint64_t now = vipl_now_ms();
+	r->expires_ms = now + hold_ms(p->timeout_ms);
+	if (rdv && !vipl_reg_local(nic, p->called, p->called_len))
+		r->recheck_ms = now + VIPL_RDV_RECHECK_MS;
+	r->rel = p->rel;
+	r->flags = p->flags;
+	r->mtu = p->mtu;
+	r->ack_va = p->ack_va;
+	r->ack_stag = p->ack_stag;
+	memcpy(r->host, p->host, VIPL_ADDR_LEN);
+	r->calling_len = p->calling_len;
+	r->called_len = p->called_len;
+	memcpy(r->calling, p->calling, p->calling_len);
+	memcpy(r->called, p->called, p->called_len);
 	struct vipl_req **tail = &nic->reqs; /* FIFO: ConnectWait takes the oldest match */
 	while (*tail != NULL)
 		tail = &(*tail)->next;
 	*tail = r;
 	nic->nreqs++;
 	pthread_cond_broadcast(&nic->cv);
+	vipl_nic_wake(nic); /* its expiry is a timer */
+}
+
+static void on_request(struct vipl_nic *nic, struct rdma_cm_event *ev)
+{
+	struct vipl_pdata p;
+	bool rdv = vipl_rdv_is(nic, ev->listen_id);
+	if (vipl_pdata_decode(ev->param.conn.private_data, ev->param.conn.private_data_len, &p) != 0)
+		vipl_reject(nic, ev->id, PD_NO_MATCH); /* not a VIPL peer */
+	else if (p.kind == PD_PEER)
+		on_peer_request(nic, ev->id, rdv, &p);
+	else if (p.kind == PD_REQUEST)
+		on_client_request(nic, ev->id, rdv, &p);
+	else
+		vipl_reject(nic, ev->id, PD_NO_MATCH);
+}
+
+/* The host's well-known port sent this connect on to the process that waits for it: connect
+ * there instead (the same ConnectRequest, its time running on). 0 when under way. */
+static int follow_redirect(struct vipl_vi *vi, const uint8_t *host)
+{
+	if (vi->redirects >= VIPL_MAX_REDIRECTS)
+		return -1;
+	vi->redirects++;
+	vipl_conn_teardown(vi);
+	vipl_rq_requeue(vi);
+	memcpy(vi->conn_host, host, VIPL_ADDR_LEN);
+	return connect_to(vi);
 }
 
 /* Events of the active side before ESTABLISHED. */
@@ -461,16 +549,28 @@ static void on_active(struct vipl_vi *vi, struct rdma_cm_event *ev)
 		vi->granted_mtu = p.mtu; /* the accepter granted the minimum */
 		vi->c.up = true;
 		vi->state = VIP_STATE_CONNECTED;
+		vipl_dfc_credit(vi);
 		vipl_sq_pump(vi);
 		vipl_connect_done(vi, VIP_SUCCESS);
 		return;
 	case RDMA_CM_EVENT_REJECTED:
 		if (vipl_pdata_decode(ev->param.conn.private_data, ev->param.conn.private_data_len,
-				      &p) == 0 && p.kind == PD_REJECT)
+				      &p) != 0)
+			break; /* refused: no VIPL listener there */
+		if (p.kind == PD_REJECT)
 			rc = VIP_REJECT;
-		break; /* NO_MATCH, or refused: no VIPL listener there */
+		else if (p.kind == PD_REDIRECT && follow_redirect(vi, p.host) == 0)
+			return;
+		break; /* NO_MATCH */
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		/* no route, or the host did not answer (cLAN's code; a peer connect keeps
+		 * trying as on NO_MATCH) */
+		rc = vi->mode == CM_PEER_ACTIVE ? VIP_NO_MATCH : VIP_NOT_REACHABLE;
+		break;
 	default:
-		break; /* ADDR / ROUTE errors, UNREACHABLE, CONNECT_ERROR: nobody to match */
+		break; /* CONNECT_ERROR: nobody to match */
 	}
 	if (vi->mode == CM_PEER_ACTIVE && rc == VIP_NO_MATCH &&
 	    (vi->deadline_ms == 0 || vipl_now_ms() + VIPL_PEER_RETRY_MS < vi->deadline_ms)) {
@@ -489,7 +589,8 @@ static void on_vi_event(struct vipl_vi *vi, struct rdma_cm_event *ev)
 		if (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
 		    ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
 			vipl_poll_cq(vi); /* what arrived before the end counts */
-			vipl_vi_fail(vi, VIP_ERROR_CONN_LOST, true);
+			vipl_vi_fail(vi, VIP_ERROR_CONN_LOST, true,
+				     ev->event == RDMA_CM_EVENT_DISCONNECTED);
 		}
 		return;
 	}
@@ -501,6 +602,7 @@ static void on_vi_event(struct vipl_vi *vi, struct rdma_cm_event *ev)
 	if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
 		vi->c.up = true;
 		vi->state = VIP_STATE_CONNECTED;
+		vipl_dfc_credit(vi);
 		vipl_sq_pump(vi);
 		vipl_connect_done(vi, VIP_SUCCESS);
 	} else if (vi->mode != CM_NONE) {
@@ -511,7 +613,8 @@ static void on_vi_event(struct vipl_vi *vi, struct rdma_cm_event *ev)
 void vipl_cm_event(struct vipl_nic *nic, struct rdma_cm_event *ev)
 {
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		if (ev->listen_id == nic->listener && nic->listener != NULL)
+		if (ev->listen_id != NULL &&
+		    (ev->listen_id == nic->listener || ev->listen_id == nic->rdv))
 			on_request(nic, ev);
 		else
 			rdma_destroy_id(ev->id);
@@ -539,7 +642,22 @@ static void upd(uint64_t *next, uint64_t t)
 		*next = t;
 }
 
-/* ConnectWait backlog expiry and the peer connects' retries and deadlines. */
+/* A request held at the well-known port: redirected (0) when its process is found now; a
+ * ConnectWait of this NIC for it makes it ours to serve. */
+static int recheck(struct vipl_nic *nic, struct vipl_req *r, uint64_t now)
+{
+	r->recheck_ms = 0;
+	if (r->dead || vipl_reg_local(nic, r->called, r->called_len))
+		return -1;
+	if (forward(nic, r->id, true, r->called, r->called_len) == 0) {
+		r->id = NULL;
+		return 0;
+	}
+	r->recheck_ms = now + VIPL_RDV_RECHECK_MS;
+	return -1;
+}
+
+/* ConnectWait backlog expiry, the peer connects' retries and deadlines, the rendezvous. */
 void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 {
 	for (struct vipl_grave *g = nic->graves; g != NULL; g = g->next)
@@ -556,10 +674,21 @@ void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 			vipl_req_free(r);
 			continue;
 		}
-		if (!r->claimed)
+		if (!r->claimed && r->recheck_ms != 0 && now >= r->recheck_ms &&
+		    recheck(nic, r, now) == 0) {
+			*pp = r->next;
+			nic->nreqs--;
+			vipl_req_free(r);
+			continue;
+		}
+		if (!r->claimed) {
 			upd(next, r->expires_ms);
+			upd(next, r->recheck_ms);
+		}
 		pp = &r->next;
 	}
+	vipl_rdv_timers(nic, now, next);
+	vipl_dfc_timers(nic, now, next);
 	if (nic->npeer == 0)
 		return; /* no peer connect in progress: nothing to scan */
 	unsigned seen = 0, total = nic->npeer;

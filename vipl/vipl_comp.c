@@ -60,8 +60,10 @@ static uint32_t wc_err(const struct ibv_wc *wc)
 
 /* The VI leaves Connected for Error: the first unfinished send of an RR VI takes the cause,
  * everything else is flushed, the connection is buried (its QP ends the stream), and
- * the application hears of it asynchronously. NIC lock held. */
-void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async)
+ * the application hears of it asynchronously. ended: the stream ended with no error of its
+ * own (the peer's Disconnect): with no Terminate either, the default handler keeps quiet.
+ * NIC lock held. */
+void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async, bool ended)
 {
 	bool known;
 	if (vi->state != VIP_STATE_CONNECTED)
@@ -100,12 +102,19 @@ void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async)
 	vipl_wq_flush(vi, &vi->sq);
 	vipl_wq_flush(vi, &vi->rq);
 	if (async)
-		vipl_async_error(vi->o.nic, vi, code, VIP_RESOURCE_VI, NULL, 0);
+		vipl_async_error_as(vi->o.nic, vi, code, VIP_RESOURCE_VI, NULL, 0, ended && !known);
 }
 
 /* One verbs completion. Returns false when the connection failed (stop polling it). */
 static bool one_wc(struct vipl_vi *vi, const struct ibv_wc *wc)
 {
+	bool ok;
+	if (vipl_rr_wc(vi, wc, &ok) || vipl_dfc_wc(vi, wc, &ok)) { /* the library's own Writes */
+		if (!ok)
+			vipl_vi_fail(vi, VIP_ERROR_CONN_LOST, true,
+				     wc->status == IBV_WC_WR_FLUSH_ERR);
+		return ok;
+	}
 	struct vipl_wqe *e = (struct vipl_wqe *)(uintptr_t)wc->wr_id;
 	struct vipl_wq *q = e->recv ? &vi->rq : &vi->sq;
 	if (q->inflight > 0)
@@ -127,8 +136,9 @@ static bool one_wc(struct vipl_vi *vi, const struct ibv_wc *wc)
 				e->has_imm = true;
 				e->imm = ntohl(wc->imm_data);
 			}
+			vi->c.rx_done++; /* Reliable Reception tells the peer (vipl_rr.c) */
 		}
-		if (e->pending == 0)
+		if (e->pending == 0 && !vipl_rr_wait_ack(vi, e))
 			vipl_wqe_finish(vi, e, 0);
 		return true;
 	}
@@ -145,7 +155,7 @@ static bool one_wc(struct vipl_vi *vi, const struct ibv_wc *wc)
 	    (vi->attr.ReliabilityLevel != VIP_SERVICE_RELIABLE_RECEPTION || e->recv ||
 	     e->op == VIP_CONTROL_OP_RDMAREAD))
 		e->status |= err; /* RR sends take the Terminate's cause in vipl_vi_fail */
-	vipl_vi_fail(vi, VIP_ERROR_CONN_LOST, true);
+	vipl_vi_fail(vi, VIP_ERROR_CONN_LOST, true, err == VIP_STATUS_DESC_FLUSHED_ERROR);
 	return false;
 }
 
@@ -165,6 +175,8 @@ void vipl_poll_cq(struct vipl_vi *vi)
 		if (n < 16)
 			break;
 	}
+	if (vi->c.rr_waiting > 0)
+		vipl_rr_check(vi);
 	if (vi->state == VIP_STATE_CONNECTED) {   /* tested here: most polls have nothing to issue */
 		if (vi->rq.issue != NULL)
 			vipl_rq_pump(vi);
@@ -226,11 +238,13 @@ static VIP_RETURN qdone(void *h, bool recv, bool wait, VIP_ULONG timeout, VIP_DE
 	struct vipl_wq *q = recv ? &vi->rq : &vi->sq;
 	VIP_RETURN rc = VIP_NOT_DONE;
 	uint64_t dl = wait ? vipl_deadline(timeout) : 0, spin_until = 0;
+	bool idle = false;
 	pthread_mutex_lock(&nic->lock);
 	if (wait && q->cq != NULL) {
 		rc = VIP_ERROR_RESOURCE; /* VIA §9.6.3, §9.6.6 (§9.6.8 says INVALID_PARAMETER) */
 		goto out;
 	}
+	vi->waiters++;
 	for (;;) {
 		if (vi->o.dead) {
 			rc = VIP_INVALID_PARAMETER;
@@ -248,6 +262,14 @@ static VIP_RETURN qdone(void *h, bool recv, bool wait, VIP_ULONG timeout, VIP_DE
 			rc = VIP_SUCCESS;
 			break;
 		}
+		if (!idle) {
+			/* nothing yet: the application is not about to send, so an RR
+			 * acknowledgement it owes its peer goes now (vipl_rr.c) */
+			idle = true;
+			vipl_rr_flush(vi);
+		}
+		if (!recv)
+			vipl_rr_idle_sender(vi, spin_us());
 		if (!wait)
 			break;
 		if (spin_until == 0)
@@ -261,6 +283,8 @@ static VIP_RETURN qdone(void *h, bool recv, bool wait, VIP_ULONG timeout, VIP_DE
 			continue;
 		}
 		vipl_arm(vi); /* the thread must wake us: armed, then one more look */
+		if (!recv)
+			vipl_rr_read(vi); /* a sleeping sender's RR sends complete without a reply */
 		if ((*out = vipl_wq_dequeue(q)) != NULL) {
 			rc = VIP_SUCCESS;
 			break;
@@ -274,6 +298,7 @@ static VIP_RETURN qdone(void *h, bool recv, bool wait, VIP_ULONG timeout, VIP_DE
 			break;
 		}
 	}
+	vi->waiters--;
 out:
 	pthread_mutex_unlock(&nic->lock);
 	vipl_handle_put(&vi->o);
@@ -326,6 +351,8 @@ static VIP_RETURN qnotify(void *h, bool recv, void *ctx, VIP_VI_NOTIFY_HANDLER f
 			q->notify = fn;
 			q->notify_ctx = ctx;
 			vipl_arm(vi); /* the thread runs the handler: it must see the completion */
+			if (!recv)
+				vipl_rr_read(vi);
 		}
 	}
 	pthread_mutex_unlock(&nic->lock);

@@ -58,9 +58,11 @@ VIPL_EXPORT VIP_RETURN VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS
 		vi->mode = CM_CLIENT;
 		vi->result = VIP_NOT_DONE;
 		vi->state = VIP_STATE_CONNECT_PENDING;
+		uint64_t dl = vipl_deadline(Timeout);
+		vi->deadline_ms = dl; /* told to the server (vipl_cm.c requester_timeout) */
 		if (vipl_start_connect(vi) != 0)
 			vipl_connect_done(vi, VIP_ERROR_RESOURCE);
-		rc = wait_connect(vi, vipl_deadline(Timeout));
+		rc = wait_connect(vi, dl);
 		if (rc == VIP_SUCCESS && RemoteViAttribs != NULL)
 			*RemoteViAttribs = vi->remote;
 	}
@@ -108,10 +110,13 @@ VIPL_EXPORT VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS 
 	    ConnHandle == NULL)
 		goto out;
 	uint64_t dl = vipl_deadline(Timeout);
+	const uint8_t *disc = LocalAddr->HostAddress + LocalAddr->HostAddressLen;
 	pthread_mutex_lock(&nic->lock);
 	if (vipl_listen(nic) != 0) {
 		rc = VIP_ERROR_RESOURCE;
 	} else {
+		/* other processes' requests for it reach this one through the host's port */
+		(void)vipl_reg_add(nic, disc, LocalAddr->DiscriminatorLen);
 		for (;;) {
 			struct vipl_req *r = find_req(nic, LocalAddr);
 			if (r != NULL) {
@@ -136,6 +141,8 @@ VIPL_EXPORT VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS 
 				break;
 			}
 		}
+		if (!nic->o.dead)
+			vipl_reg_del(nic, disc, LocalAddr->DiscriminatorLen);
 	}
 	pthread_mutex_unlock(&nic->lock);
 out:
@@ -234,6 +241,8 @@ VIPL_EXPORT VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle)
 	pthread_mutex_lock(&nic->lock);
 	if (vi->mode != CM_NONE)
 		vipl_connect_done(vi, VIP_ERROR_RESOURCE); /* a peer connect in progress ends */
+	else if (vi->state == VIP_STATE_CONNECTED && vipl_rr(vi))
+		vipl_conn_bury_after(vi, vipl_rr_last_ack(vi));
 	else
 		vipl_conn_bury(vi);
 	vi->peer = false;
@@ -245,14 +254,20 @@ VIPL_EXPORT VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle)
 	return VIP_SUCCESS;
 }
 
-/* VITCP §4 tie-break: the higher (IPv4, port) opens actively; equal host addresses (two VIs
- * of one NIC) compare discriminators. */
+/* VITCP §4 tie-break: the higher IPv4 address opens actively. On one host (two VIs of one
+ * NIC, or processes that know each other by the host's name, which gives the well-known port
+ * and not theirs, and may resolve to another of the host's addresses than the NIC's) the
+ * discriminators decide, then the ports (D240). */
 static int role(struct vipl_vi *vi)
 {
-	int c = memcmp(vi->o.nic->addr, vi->remote_host, VIPL_ADDR_LEN);
+	int c = memcmp(vi->o.nic->addr, vi->remote_host, 4);
+	if (c != 0 && vipl_addr_is_local(vi->o.nic, vi->remote_host))
+		c = 0; /* the same host */
 	if (c == 0)
 		c = vipl_disc_cmp(vi->local_disc, vi->local_disc_len, vi->remote_disc,
 				  vi->remote_disc_len);
+	if (c == 0)
+		c = memcmp(vi->o.nic->addr + 4, vi->remote_host + 4, 2);
 	return c;
 }
 
@@ -290,6 +305,7 @@ VIPL_EXPORT VIP_RETURN VipConnectPeerRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADD
 	} else {
 		vi->mode = CM_PEER_PASSIVE;
 		nic->npeer++;
+		(void)vipl_reg_add(nic, vi->local_disc, vi->local_disc_len);
 		if (vipl_listen(nic) != 0) {
 			vipl_connect_done(vi, VIP_ERROR_RESOURCE);
 			vi->peer = false;

@@ -7,9 +7,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-void vipl_cq_push(struct vipl_cq *cq, void *vi, bool recv)
+void vipl_cq_push(struct vipl_cq *cq, const struct vipl_vi *v, bool recv)
 {
 	struct vipl_nic *nic = cq->o.nic;
+	void *vi = v->o.handle;
+	if (cq->tags != NULL)
+		vipl_tags_signal(cq, v);
 	if (cq->notify != NULL) { /* one-shot: the handler takes this entry */
 		struct vipl_call *c = calloc(1, sizeof(*c));
 		if (c != NULL) {
@@ -108,6 +111,7 @@ VIPL_EXPORT VIP_RETURN VipDestroyCQ(VIP_CQ_HANDLE CQHandle)
 	}
 	cq->notify = NULL;
 	vipl_calls_cancel(nic, NULL, cq);
+	vipl_tags_free(cq);
 	for (struct vipl_cq **pp = &nic->cqs; *pp; pp = &(*pp)->next)
 		if (*pp == cq) {
 			*pp = cq->next;

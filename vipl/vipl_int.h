@@ -27,14 +27,19 @@
 #define VIPL_MAX_XFER (4u << 20)    /* MaxTransferSize */
 #define VIPL_MAX_QDESC 16384        /* MaxDescriptorsPerQueue */
 #define VIPL_QP_DEPTH 256           /* WRs in flight per queue; the rest wait in VIPL */
-#define VIPL_BACKLOG_MS 10000       /* requests before a matching ConnectWait */
+#define VIPL_BACKLOG_MS 10000       /* longest hold of a request before a matching ConnectWait */
 #define VIPL_BACKLOG_MAX 128
 #define VIPL_ACCEPT_MS 5000         /* wait for the initiator's confirmation (VIA §5.1) */
 #define VIPL_PEER_RETRY_MS 20
+#define VIPL_RDV_RECHECK_MS 20      /* a request held at the host's well-known port looks for
+                                     * its process again */
+#define VIPL_RDV_RETAKE_MS 1000     /* a NIC without the well-known port tries to take it */
+#define VIPL_MAX_REDIRECTS 4        /* a connect follows at most this many redirections */
+#define VIPL_DFC_LOOK_MS 1          /* the NIC thread looks for credits of deferred sends */
 #define VIPL_REGION_BUCKETS 1024    /* memory-handle hash (lookups on every posted segment) */
 
 /* ---- handles ------------------------------------------------------------------------ */
-enum vipl_kind { VK_NIC = 1, VK_PTAG, VK_VI, VK_CQ, VK_CONN };
+enum vipl_kind { VK_NIC = 1, VK_PTAG, VK_VI, VK_CQ, VK_CONN, VK_EVENT };
 
 struct vipl_obj {
 	enum vipl_kind kind;
@@ -79,8 +84,16 @@ struct vipl_cqe {
 	bool recv;
 };
 
+/* A tag registration of a CQ (vipl_tag.c). */
+struct vipl_tag {
+	VIP_ULONG tag, priority;
+	void *ev;                    /* struct vipl_event, referenced */
+	struct vipl_tag *next;
+};
+
 struct vipl_cq {
 	struct vipl_obj o;
+	struct vipl_tag *tags;       /* highest priority first */
 	struct vipl_cqe *ring;
 	size_t cap, head, count;
 	unsigned bound;              /* work queues tied to it */
@@ -89,7 +102,12 @@ struct vipl_cq {
 	struct vipl_cq *next;
 };
 
-void vipl_cq_push(struct vipl_cq *cq, void *vi, bool recv);
+struct vipl_vi;
+void vipl_cq_push(struct vipl_cq *cq, const struct vipl_vi *vi, bool recv);
+/* vipl_tag.c */
+void vipl_tags_signal(struct vipl_cq *cq, const struct vipl_vi *vi);
+void vipl_tags_free(struct vipl_cq *cq);
+void vipl_event_free(struct vipl_obj *o);
 
 /* ---- work queues --------------------------------------------------------------------- */
 enum vipl_wqe_state { WQE_WAIT, WQE_ISSUED, WQE_FINISHED, WQE_DONE };
@@ -104,6 +122,8 @@ struct vipl_wqe {
 	unsigned op;             /* VIP_CONTROL_OP_* */
 	bool fence, recv;
 	uint16_t nseg;           /* SegCount as validated at post (the bounce scatter's bound) */
+	uint64_t rr_seq;         /* RR: this message's number among those that take a receive of
+	                          * the peer (vipl_rr.c); 0 for the others */
 	void *bounce;            /* copy buffer when the segments exceed the QP's SGE limit */
 	struct ibv_mr *bounce_mr;
 	struct vipl_wqe *next;
@@ -128,11 +148,27 @@ struct vipl_conn {
 	struct rdma_cm_id *id;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	uint8_t *ack;            /* RR: [0] exposed to the peer for its acknowledgement Reads,
-	                          * [8] the sink of ours */
+	uint8_t *ack;            /* RR (vipl_rr.c): [0] read by the peer's acknowledgement Reads,
+	                          * [8] the sink of ours, [16] written by the peer: how many of
+	                          * our receive-taking messages it completed, [24] the source
+	                          * of our own count's Writes */
 	struct ibv_mr *ack_mr;
 	uint64_t peer_ack_va;
 	uint32_t peer_ack_stag;
+	uint64_t rr_sent;        /* RR: receive-taking messages issued (the last rr_seq) */
+	uint64_t rr_acked;       /* RR: of those, known completed at the peer */
+	uint64_t rr_read_covers; /* RR: rr_sent when the acknowledgement Read in flight was
+	                          * issued; 0: none in flight */
+	unsigned rr_waiting;     /* RR: sends done here, waiting for the peer's acknowledgement */
+	uint64_t rr_wait_us;     /* RR: since when the oldest of them waits (about) */
+	uint64_t rx_done;        /* RR: receives completed here */
+	uint64_t rx_told;        /* RR: the count last written to the peer */
+	unsigned ack_writes;     /* RR: acknowledgement Writes in flight */
+	bool peer_dfc;           /* the peer defers its sends (vipl_dfc.c): tell it rx_posted */
+	uint64_t rx_posted;      /* receives posted to this connection's QP */
+	uint64_t credit_told;    /* the count last written to the peer */
+	bool credit_writing;     /* a credit Write in flight */
+	uint64_t dfc_sent;       /* DFC: receive-taking messages issued */
 	bool up;                 /* ESTABLISHED seen */
 };
 
@@ -140,7 +176,10 @@ enum vipl_connect_mode { CM_NONE, CM_CLIENT, CM_ACCEPT, CM_PEER_ACTIVE, CM_PEER_
 
 struct vipl_vi {
 	struct vipl_obj o;
-	VIP_VI_ATTRIBUTES attr;      /* requested attributes */
+	VIP_VI_ATTRIBUTES attr;      /* requested attributes (ReliabilityLevel without DFC) */
+	bool dfc;                    /* VIP_SERVICE_DFC: sends wait for the peer's receives */
+	bool dfc_interrupt;          /* the NIC thread issues deferred sends (vipl_dfc.c) */
+	void *user_data;             /* VipSetUserData */
 	struct vipl_ptag *ptag;
 	VIP_VI_STATE state;
 	VIP_ULONG granted_mtu;
@@ -153,8 +192,11 @@ struct vipl_vi {
 	bool peer;                   /* a peer connect's outcome not yet taken (PeerDone/Wait) */
 	uint8_t local_disc[VIPL_MAX_DISC], remote_disc[VIPL_MAX_DISC];
 	uint16_t local_disc_len, remote_disc_len;
-	uint8_t remote_host[VIPL_ADDR_LEN];
-	uint64_t deadline_ms;        /* peer connect: give up at; 0 none */
+	uint8_t remote_host[VIPL_ADDR_LEN]; /* as the application named it */
+	uint8_t conn_host[VIPL_ADDR_LEN];   /* where this attempt goes (after redirections) */
+	unsigned redirects;          /* redirections followed by this attempt */
+	uint64_t deadline_ms;        /* connect: give up at (the client's is told to the
+	                              * server, vipl_cm.c); 0 none */
 	uint64_t retry_ms;           /* peer connect (active): reconnect at; 0 none */
 	unsigned sge_max, rsge_max;
 	uint64_t inline_us;          /* last inline poll by the application (vipl_arm.c) */
@@ -163,6 +205,7 @@ struct vipl_vi {
 	uint64_t rearm_us;           /* unarmed: the thread looks again (re-arms or waits) then */
 	uint32_t rearm_gap_us;       /* unarmed: the current look interval (doubles) */
 	bool unarmed;                /* the verbs CQ is not armed (the application polls) */
+	unsigned waiters;            /* application threads inside a Done / Wait loop on it */
 	struct vipl_vi *next;
 };
 
@@ -171,6 +214,8 @@ struct vipl_req {
 	struct vipl_obj o;           /* handle only once a ConnectWait returned it */
 	struct rdma_cm_id *id;
 	uint64_t expires_ms;         /* unclaimed: rejected with NO_MATCH then */
+	uint64_t recheck_ms;         /* held at the well-known port for another process: look
+	                              * it up again then (0: ours to serve) */
 	bool claimed, dead;
 	uint8_t rel, flags;
 	uint32_t mtu;
@@ -201,6 +246,7 @@ struct vipl_call {
 	VIP_DESCRIPTOR *desc;
 	bool recv;
 	VIP_ERROR_DESCRIPTOR err;
+	bool orderly;                /* CALL_ERR: the peer disconnected (not logged by default) */
 	struct vipl_call *next;
 };
 
@@ -212,7 +258,14 @@ struct vipl_nic {
 	struct ibv_device_attr dattr;
 	struct ibv_comp_channel *cch;
 	struct rdma_event_channel *ech;
-	struct rdma_cm_id *listener;
+	struct rdma_cm_id *listener; /* at the NIC's own address */
+	struct rdma_cm_id *rdv;      /* the host's well-known port, when this NIC holds it apart
+	                              * from its own (vipl_rdv.c) */
+	uint64_t rdv_retry_ms;       /* try to take the well-known port then; 0 never */
+	struct sockaddr_in bind_sin; /* what the listeners bind (wildcard IP on kernel sockets
+	                              * when none is configured) */
+	uint16_t rdv_port;           /* the host's well-known VIPL port, network order */
+	struct vipl_reg *regs;       /* discriminators this NIC waits for (vipl_registry.c) */
 	int wake_fd;
 	pthread_t thread;
 	bool thread_started, stopping;
@@ -237,6 +290,35 @@ struct vipl_nic {
 	bool ns_init;
 };
 
+/* vipl_devname.c: VipOpenNic's device names (D110) */
+struct vipl_devname {
+	int unit;        /* softrnic<unit> */
+	bool loopback;   /* M-VIA's /dev/via_lo: the loopback address */
+};
+int vipl_devname_parse(const char *name, struct vipl_devname *out);
+
+/* vipl_registry.c: this host's directory of discriminators and the process NIC serving each
+ * (docs/vipl.md "Several processes per host"). NIC lock held. */
+struct vipl_reg {
+	uint8_t disc[VIPL_MAX_DISC];
+	uint8_t len;
+	unsigned users;              /* ConnectWaits / passive peer connects waiting for it */
+	struct vipl_reg *next;
+};
+int vipl_reg_add(struct vipl_nic *nic, const uint8_t *disc, size_t len);
+void vipl_reg_del(struct vipl_nic *nic, const uint8_t *disc, size_t len);
+bool vipl_reg_local(const struct vipl_nic *nic, const uint8_t *disc, size_t len);
+/* Another NIC of this host waiting for disc: 0 and its host address, else -1. */
+int vipl_reg_lookup(const struct vipl_nic *nic, const uint8_t *disc, size_t len,
+		    uint8_t host[VIPL_ADDR_LEN]);
+void vipl_reg_clear(struct vipl_nic *nic);
+
+/* vipl_rdv.c: the host's well-known port (rendezvous) */
+int vipl_nic_listen_all(struct vipl_nic *nic);
+bool vipl_rdv_is(const struct vipl_nic *nic, const struct rdma_cm_id *listen_id);
+void vipl_rdv_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
+bool vipl_rdv_named(const struct vipl_nic *nic, const uint8_t *host);
+
 /* vipl_nic.c */
 struct vipl_nic *vipl_nic_get(void *h);
 void vipl_nic_wake(struct vipl_nic *nic);
@@ -247,6 +329,9 @@ void vipl_call_queue(struct vipl_nic *nic, struct vipl_call *c);
 void vipl_calls_cancel(struct vipl_nic *nic, const struct vipl_vi *vi, const struct vipl_cq *cq);
 void vipl_async_error(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE code,
 		      VIP_RESOURCE_CODE res, VIP_DESCRIPTOR *d, VIP_ULONG op);
+/* The same; orderly: the peer ended the connection (the default handler does not log it). */
+void vipl_async_error_as(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE code,
+			 VIP_RESOURCE_CODE res, VIP_DESCRIPTOR *d, VIP_ULONG op, bool orderly);
 uint64_t vipl_now_ms(void);
 
 /* vipl_thread.c */
@@ -273,9 +358,44 @@ void vipl_sq_pump(struct vipl_vi *vi);
 void vipl_rq_pump(struct vipl_vi *vi);
 uint32_t vipl_check_send(struct vipl_vi *vi, VIP_DESCRIPTOR *d, struct vipl_wqe *e);
 
+/* vipl_rr.c: Reliable Reception's acknowledgements (NIC lock held) */
+#define VIPL_RR_ACK_WRITES 4        /* acknowledgement Writes in flight at most */
+/* The library's own work requests a QP may hold beside the queues' VIPL_QP_DEPTH: RR's
+ * acknowledgement Writes and Read (vipl_rr.c), DFC's credit Write (vipl_dfc.c). */
+#define VIPL_OWN_WRS (VIPL_RR_ACK_WRITES + 2)
+bool vipl_rr(const struct vipl_vi *vi);
+/* e takes one of the peer's receives (a Send, an RDMA Write with immediate): its completion
+ * waits for the peer's count instead of a Read. */
+bool vipl_rr_counted(const struct vipl_wqe *e);
+/* An acknowledgement Write of the receives completed here, to go before the caller's own work
+ * request in one post (1), or none due (0); vipl_rr_ack_posted once it was posted. */
+unsigned vipl_rr_ack_wr(struct vipl_vi *vi, struct ibv_send_wr *wr, struct ibv_sge *sg);
+void vipl_rr_ack_posted(struct vipl_vi *vi);
+void vipl_rr_flush(struct vipl_vi *vi);     /* the acknowledgement due, on its own */
+void vipl_rr_check(struct vipl_vi *vi);     /* completes sends the peer's count covers */
+void vipl_rr_read(struct vipl_vi *vi);      /* a Read that completes every waiting send */
+/* A Done / Wait on the send queue found nothing: after spin_us of waiting, the Read. */
+void vipl_rr_idle_sender(struct vipl_vi *vi, uint64_t spin_us);
+/* VipDisconnect: the acknowledgement still due goes out first; how long the connection must
+ * outlive the call so it can leave (ms, 0: no need). */
+uint64_t vipl_rr_last_ack(struct vipl_vi *vi);
+/* A send's own work request completed: it waits for the acknowledgement (true) or is done. */
+bool vipl_rr_wait_ack(struct vipl_vi *vi, struct vipl_wqe *e);
+/* A completion of vipl_rr's own work requests (true: it was one); ok: success. */
+bool vipl_rr_wc(struct vipl_vi *vi, const struct ibv_wc *wc, bool *ok);
+void vipl_rr_thread(struct vipl_vi *vi);    /* the NIC thread polled vi's CQ */
+
+/* vipl_dfc.c: descriptor flow control (NIC lock held) */
+bool vipl_dfc_allows(const struct vipl_vi *vi, const struct vipl_wqe *e);
+void vipl_dfc_issued(struct vipl_vi *vi, const struct vipl_wqe *e);
+void vipl_dfc_credit(struct vipl_vi *vi);   /* the peer defers: receives posted here */
+bool vipl_dfc_wc(struct vipl_vi *vi, const struct ibv_wc *wc, bool *ok);
+bool vipl_dfc_deferred(const struct vipl_vi *vi);
+void vipl_dfc_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
+
 /* vipl_comp.c */
 void vipl_poll_cq(struct vipl_vi *vi);          /* drain the connection's verbs CQ */
-void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async);
+void vipl_vi_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, bool async, bool ended);
 struct vipl_vi *vipl_vi_by_cq(struct vipl_nic *nic, struct ibv_cq *cq);
 int vipl_wait(struct vipl_nic *nic, uint64_t deadline_ms); /* 0 woke, ETIMEDOUT */
 uint64_t vipl_deadline(VIP_ULONG timeout_ms);
@@ -306,6 +426,8 @@ int vipl_listen(struct vipl_nic *nic);
 int vipl_start_connect(struct vipl_vi *vi);
 void vipl_req_free(struct vipl_req *r);
 void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind);
+/* Reject id with a redirection to host (another process of this host). */
+void vipl_redirect(struct vipl_nic *nic, struct rdma_cm_id *id, const uint8_t *host);
 void vipl_graves_free(struct vipl_nic *nic, bool all);
 struct vipl_grave *vipl_graves_take(struct vipl_nic *nic, bool all);
 void vipl_graves_destroy(struct vipl_grave *g);
@@ -318,15 +440,19 @@ void vipl_call_run(struct vipl_nic *nic, struct vipl_call *c);
 uint32_t vipl_bounce_scatter(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t len);
 
 /* vipl_wire.c: the private data of the MPA Request / Reply / Reject */
-enum { PD_REQUEST = 1, PD_ACCEPT = 2, PD_REJECT = 3, PD_NO_MATCH = 4, PD_PEER = 5 };
+enum { PD_REQUEST = 1, PD_ACCEPT = 2, PD_REJECT = 3, PD_NO_MATCH = 4, PD_PEER = 5,
+       PD_REDIRECT = 6 };
+#define PD_TIMEOUT_INFINITE 0xFFFFFFFFu
 #define PD_F_RDMAW 0x01
 #define PD_F_RDMAR 0x02
+#define PD_F_DFC 0x04
 struct vipl_pdata {
 	uint8_t kind, rel, flags;
 	uint32_t mtu;
 	uint64_t ack_va;
 	uint32_t ack_stag;
-	uint8_t host[VIPL_ADDR_LEN];
+	uint8_t host[VIPL_ADDR_LEN];  /* the sender's NIC; PD_REDIRECT: where to go instead */
+	uint32_t timeout_ms;          /* request: how long the requester still waits */
 	uint8_t calling_len, called_len;
 	uint8_t calling[VIPL_MAX_DISC], called[VIPL_MAX_DISC];
 };
@@ -334,11 +460,15 @@ size_t vipl_pdata_encode(const struct vipl_pdata *p, uint8_t *out, size_t cap);
 int vipl_pdata_decode(const void *buf, size_t len, struct vipl_pdata *p);
 
 /* vipl_addr.c */
-int vipl_addr_local(unsigned unit, struct sockaddr_in *sin);
+/* The NIC's address (sin) and what its listeners bind (bind); *rdv_port the host's
+ * well-known VIPL port (network order). */
+int vipl_addr_local(const struct vipl_devname *dev, struct sockaddr_in *sin,
+		    struct sockaddr_in *bind, uint16_t *rdv_port);
 int vipl_addr_check(const VIP_NET_ADDRESS *a, bool need_host);
 void vipl_addr_sin(const uint8_t *host, struct sockaddr_in *sin);
 /* true when name is this host's own name and the NIC is the DPDK port */
 bool vipl_addr_own_name(const char *name);
 int vipl_disc_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl);
+bool vipl_addr_is_local(const struct vipl_nic *nic, const uint8_t *ip);
 
 #endif

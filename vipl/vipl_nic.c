@@ -19,20 +19,6 @@ uint64_t vipl_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* softrnic0..7, NULL and the legacy aliases; -1 for anything else. */
-static int unit_of(const char *name)
-{
-	static const char *const alias[] = { "nic0", "via0", "/dev/clanvi0", "/dev/via_lo" };
-	if (name == NULL)
-		return 0;
-	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
-		if (strcmp(name, alias[i]) == 0)
-			return 0;
-	if (strncmp(name, "softrnic", 8) == 0 && name[8] >= '0' && name[8] <= '7' && name[9] == '\0')
-		return name[8] - '0';
-	return -1;
-}
-
 struct vipl_nic *vipl_nic_get(void *h)
 {
 	return (struct vipl_nic *)vipl_handle_get(h, VK_NIC);
@@ -75,6 +61,7 @@ void vipl_calls_cancel(struct vipl_nic *nic, const struct vipl_vi *vi, const str
 		pthread_cond_wait(&nic->cv, &nic->lock);
 }
 
+/* VIA §9.9.1: without a handler of the application's, errors are logged; here on stderr. */
 static void default_error_handler(void *ctx, VIP_ERROR_DESCRIPTOR *e)
 {
 	(void)ctx;
@@ -85,6 +72,12 @@ static void default_error_handler(void *ctx, VIP_ERROR_DESCRIPTOR *e)
 /* Queued for the NIC thread, which calls the handler with no lock held (NIC lock held here). */
 void vipl_async_error(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE code,
 		      VIP_RESOURCE_CODE res, VIP_DESCRIPTOR *d, VIP_ULONG op)
+{
+	vipl_async_error_as(nic, vi, code, res, d, op, false);
+}
+
+void vipl_async_error_as(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE code,
+			 VIP_RESOURCE_CODE res, VIP_DESCRIPTOR *d, VIP_ULONG op, bool orderly)
 {
 	struct vipl_call *c = calloc(1, sizeof(*c));
 	if (c == NULL)
@@ -97,6 +90,7 @@ void vipl_async_error(struct vipl_nic *nic, struct vipl_vi *vi, VIP_ERROR_CODE c
 	c->err.ResourceCode = res;
 	c->err.ErrorCode = code;
 	c->vih = NULL;
+	c->orderly = orderly;
 	vipl_call_queue(nic, c);
 }
 
@@ -104,6 +98,8 @@ static void nic_destroy_channels(struct vipl_nic *nic)
 {
 	if (nic->listener != NULL)
 		rdma_destroy_id(nic->listener);
+	if (nic->rdv != NULL)
+		rdma_destroy_id(nic->rdv);
 	if (nic->ech != NULL)
 		rdma_destroy_event_channel(nic->ech);
 	if (nic->cch != NULL)
@@ -112,7 +108,7 @@ static void nic_destroy_channels(struct vipl_nic *nic)
 		close(nic->wake_fd);
 }
 
-static int nic_init(struct vipl_nic *nic, int unit)
+static int nic_init(struct vipl_nic *nic, const struct vipl_devname *dev)
 {
 	int n = 0;
 	struct ibv_context **devs = rdma_get_devices(&n);
@@ -126,11 +122,11 @@ static int nic_init(struct vipl_nic *nic, int unit)
 	rdma_free_devices(devs);
 	if (ibv_query_device(nic->ctx, &nic->dattr) != 0)
 		return -1;
-	if (vipl_addr_local((unsigned)unit, &nic->sin) != 0)
+	if (vipl_addr_local(dev, &nic->sin, &nic->bind_sin, &nic->rdv_port) != 0)
 		return -1;
 	memcpy(nic->addr, &nic->sin.sin_addr, 4);
 	memcpy(nic->addr + 4, &nic->sin.sin_port, 2);
-	snprintf(nic->name, sizeof(nic->name), "softrnic%d", unit);
+	snprintf(nic->name, sizeof(nic->name), "softrnic%d", dev->unit);
 	nic->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	nic->cch = ibv_create_comp_channel(nic->ctx);
 	nic->ech = rdma_create_event_channel();
@@ -141,8 +137,8 @@ static int nic_init(struct vipl_nic *nic, int unit)
 
 VIPL_EXPORT VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *NicHandle)
 {
-	int unit = unit_of(DeviceName);
-	if (NicHandle == NULL || unit < 0)
+	struct vipl_devname dev;
+	if (NicHandle == NULL || vipl_devname_parse(DeviceName, &dev) != 0)
 		return VIP_INVALID_PARAMETER;
 	struct vipl_nic *nic = calloc(1, sizeof(*nic));
 	if (nic == NULL)
@@ -157,7 +153,7 @@ VIPL_EXPORT VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *Ni
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&nic->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if (nic_init(nic, unit) != 0 || vipl_handle_add(&nic->o) == NULL) {
+	if (nic_init(nic, &dev) != 0 || vipl_handle_add(&nic->o) == NULL) {
 		if (nic->thread_started)
 			vipl_thread_stop(nic);
 		nic_destroy_channels(nic);
@@ -166,11 +162,10 @@ VIPL_EXPORT VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *Ni
 		free(nic);
 		return VIP_ERROR_RESOURCE;
 	}
-	/* Listen at once when the address is free, so requests that come before the first
-	 * ConnectWait are queued (VIPL_BACKLOG_MS) rather than refused; otherwise ConnectWait
-	 * retries. */
+	/* Listen at once, so requests that come before the first ConnectWait are queued
+	 * (VIPL_BACKLOG_MS) rather than refused; ConnectWait retries if this fails. */
 	pthread_mutex_lock(&nic->lock);
-	(void)vipl_listen(nic);
+	(void)vipl_nic_listen_all(nic);
 	pthread_mutex_unlock(&nic->lock);
 	*NicHandle = nic->o.handle;
 	return VIP_SUCCESS;
@@ -195,6 +190,7 @@ static void nic_teardown(struct vipl_nic *nic)
 		vipl_req_free(r);
 	}
 	vipl_graves_free(nic, true);
+	vipl_reg_clear(nic);
 	struct vipl_vi *vis = nic->vis;
 	struct vipl_cq *cqs = nic->cqs;
 	struct vipl_ptag *ptags = nic->ptags;
@@ -280,8 +276,12 @@ void vipl_obj_free(struct vipl_obj *o)
 		break;
 	}
 	case VK_CQ:
+		vipl_tags_free((struct vipl_cq *)o);
 		free(((struct vipl_cq *)o)->ring);
 		free(o);
+		break;
+	case VK_EVENT:
+		vipl_event_free(o);
 		break;
 	case VK_PTAG:
 	case VK_CONN:
@@ -357,19 +357,26 @@ void vipl_call_run(struct vipl_nic *nic, struct vipl_call *c)
 		VIP_ERROR_HANDLER h = nic->err_handler ? nic->err_handler : default_error_handler;
 		void *ctx = nic->err_handler ? nic->err_ctx : NULL;
 		pthread_mutex_unlock(&nic->lock);
-		h(ctx, &c->err);
+		/* the peer's Disconnect is the normal end of a connection: the application's
+		 * handler hears of it (Connection Lost, VIA §9.9.1), the default one does not
+		 * log it */
+		if (h != default_error_handler || !c->orderly)
+			h(ctx, &c->err);
 		break;
 	}
 	}
 }
 
-/* VIPL 1.0's only InfoType: autodiscovery. softrnic discovers nothing: an empty list. */
+/* VIPL 1.0's only InfoType: autodiscovery. softrnic discovers nothing: an empty list. Another
+ * InfoType is a request this provider does not offer (cLAN's VIP_ERROR_NOT_SUPPORTED). */
 VIPL_EXPORT VIP_RETURN VipQuerySystemManagementInfo(VIP_NIC_HANDLE NicHandle, VIP_ULONG InfoType,
 						    VIP_PVOID SysManInfo)
 {
 	struct vipl_nic *nic = vipl_nic_get(NicHandle);
 	VIP_RETURN rc = VIP_INVALID_PARAMETER;
-	if (nic != NULL && InfoType == VIP_SMI_AUTODISCOVERY && SysManInfo != NULL) {
+	if (nic != NULL && SysManInfo != NULL && InfoType != VIP_SMI_AUTODISCOVERY) {
+		rc = VIP_ERROR_NOT_SUPPORTED;
+	} else if (nic != NULL && SysManInfo != NULL) {
 		VIP_AUTODISCOVERY_LIST *l = SysManInfo;
 		l->NumberOfHops = 0;
 		l->NumAdAddrs = 0;

@@ -1,8 +1,9 @@
 /* Name service (VIPL 1.0 [EXT]): host names to the 6-octet host address and back, with the
  * system resolver. VipNSInit is optional (the other calls work without it, as legacy code
  * assumes). GetHostByName writes only HostAddressLen and the host octets: callers may have set
- * DiscriminatorLen before the call. "name:port" gives a port; otherwise the local NIC's port
- * (every NIC of a cluster uses the same default). Over the DPDK transport this host's own
+ * DiscriminatorLen before the call. "name:port" gives a port; otherwise the host's well-known
+ * VIPL port (7447 or SOFTRNIC_VIPL_ADDR's, the same on every host of a cluster), where every VIA
+ * process of that host is found by discriminator (vipl_rdv.c). Over the DPDK transport this host's own
  * name is the DPDK port's address, which the resolver does not know. */
 #include "vipl_int.h"
 
@@ -47,8 +48,7 @@ VIPL_EXPORT VIP_RETURN VipNSGetHostByName(VIP_NIC_HANDLE NicHandle, VIP_CHAR *Na
 	if (nic == NULL || Name == NULL || Address == NULL || strlen(Name) >= sizeof(host))
 		goto out;
 	strcpy(host, Name);
-	uint16_t port = 0;
-	memcpy(&port, nic->addr + 4, 2);
+	uint16_t port = nic->rdv_port; /* the host's well-known port: reaches all its NICs */
 	char *colon = strrchr(host, ':');
 	if (colon != NULL) {
 		char *end;

@@ -3,8 +3,7 @@
  * verbs work requests when the VI is connected and the QP has room ("pump"). A descriptor
  * with more data segments than the QP's SGE limit goes through a registered bounce buffer
  * (one SGE); an RDMA Read becomes one Read per local segment (the QP's Read has one sink SGE);
- * on Reliable Reception every Send / Write is followed by a 1-octet Read of the peer's ack
- * word and completes when that Read does (RDMAP answers a Read after what preceded it). */
+ * on Reliable Reception a send completes with the peer's acknowledgement (vipl_rr.c). */
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
@@ -167,7 +166,8 @@ static unsigned wr_need(struct vipl_vi *vi, struct vipl_wqe *e)
 		unsigned n = read_segs(e);
 		return n > vi->sge_max ? 1u : n ? n : 1u;
 	}
-	return vi->attr.ReliabilityLevel == VIP_SERVICE_RELIABLE_RECEPTION ? 2u : 1u;
+	/* RR: a plain RDMA Write takes a Read behind it (vipl_rr.c) */
+	return vipl_rr(vi) && !vipl_rr_counted(e) ? 2u : 1u;
 }
 
 /* Post the Reads of an RDMA Read descriptor: one per non-empty local segment, at consecutive
@@ -223,15 +223,17 @@ static unsigned issue_read(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t *err
 	return posted;
 }
 
-/* Send / RDMA Write (with or without immediate), plus the RR acknowledgement Read. */
+/* Send / RDMA Write (with or without immediate). On RR: ahead of it the acknowledgement of the
+ * receives completed here, when one is due; behind a plain Write the Read that completes it
+ * (vipl_rr.c). Returns the work requests of e posted. */
 static unsigned issue_send(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t *err)
 {
-	struct ibv_sge sg[16];
+	struct ibv_sge sg[16], ack_sg, read_sg;
 	unsigned max = vi->sge_max < 16 ? vi->sge_max : 16;
 	int n = build_sgl(vi, e, sg, max, false, err);
 	if (n < 0)
 		return 0;
-	struct ibv_send_wr wr[2], *bad = NULL;
+	struct ibv_send_wr ack, wr[2], *bad = NULL;
 	memset(wr, 0, sizeof(wr));
 	wr[0].wr_id = (uintptr_t)e;
 	wr[0].sg_list = n ? sg : NULL;
@@ -247,20 +249,36 @@ static unsigned issue_send(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t *err
 	}
 	if (e->has_imm)
 		wr[0].imm_data = htonl(e->imm);
-	struct ibv_sge ack = { (uintptr_t)(vi->c.ack + 8), 1, vi->c.ack_mr ? vi->c.ack_mr->lkey : 0 };
-	if (vi->attr.ReliabilityLevel == VIP_SERVICE_RELIABLE_RECEPTION) {
+	if (vipl_rr(vi) && !vipl_rr_counted(e)) {
+		read_sg = (struct ibv_sge){ (uintptr_t)(vi->c.ack + 8), 1, vi->c.ack_mr->lkey };
 		wr[0].next = &wr[1];
 		wr[1].wr_id = (uintptr_t)e;
-		wr[1].sg_list = &ack;
+		wr[1].sg_list = &read_sg;
 		wr[1].num_sge = 1;
 		wr[1].opcode = IBV_WR_RDMA_READ;
 		wr[1].send_flags = IBV_SEND_SIGNALED;
 		wr[1].wr.rdma.remote_addr = vi->c.peer_ack_va;
 		wr[1].wr.rdma.rkey = vi->c.peer_ack_stag;
 	}
-	if (ibv_post_send(vi->c.qp, &wr[0], &bad) == 0)
-		return wr[0].next ? 2 : 1;
+	struct ibv_send_wr *first = &wr[0];
+	bool acked = vipl_rr_ack_wr(vi, &ack, &ack_sg) != 0;
+	if (acked) {
+		ack.next = &wr[0];
+		first = &ack;
+	}
+	unsigned mine = wr[0].next ? 2 : 1;
+	if (ibv_post_send(vi->c.qp, first, &bad) == 0) {
+		if (acked)
+			vipl_rr_ack_posted(vi);
+		if (vipl_rr(vi) && vipl_rr_counted(e))
+			e->rr_seq = ++vi->c.rr_sent;
+		return mine;
+	}
 	*err = post_err(vi);
+	if (bad == first)
+		return 0;
+	if (acked)
+		vipl_rr_ack_posted(vi);
 	return bad == &wr[0] ? 0 : 1;
 }
 
@@ -301,6 +319,8 @@ void vipl_sq_pump(struct vipl_vi *vi)
 		if (vi->attr.ReliabilityLevel == VIP_SERVICE_RELIABLE_RECEPTION &&
 		    earlier_read(q, e))
 			break; /* RR: nothing passes an RDMA Read (§6.3.1.1 bypass rules) */
+		if (!vipl_dfc_allows(vi, e))
+			break; /* DFC: deferred until the peer posts a receive (vipl_dfc.c) */
 		uint32_t err = 0;
 		unsigned posted;
 		if (e->op == VIP_CONTROL_OP_RDMAREAD)
@@ -311,6 +331,8 @@ void vipl_sq_pump(struct vipl_vi *vi)
 		e->status |= err;
 		e->pending = posted;
 		q->inflight += posted;
+		if (posted > 0)
+			vipl_dfc_issued(vi, e);
 		if (posted == 0)
 			vipl_wqe_finish(vi, e, 0);
 		else
@@ -344,12 +366,14 @@ void vipl_rq_pump(struct vipl_vi *vi)
 				e->state = WQE_ISSUED;
 				e->pending = 1;
 				q->inflight++;
+				vi->c.rx_posted++;
 				continue;
 			}
 			err = VIP_STATUS_TRANSPORT_ERROR;
 		}
 		vipl_wqe_finish(vi, e, err);
 	}
+	vipl_dfc_credit(vi); /* a DFC peer may now send more */
 	vipl_wq_complete_ready(vi, q);
 }
 

@@ -1,5 +1,6 @@
 /* VIs (VIA §9.3, §9.8.2-3): creation with attribute checks, destruction (Idle, both queues
- * empty; cancels notify handlers), attribute changes (Idle only) and queries. */
+ * empty; cancels notify handlers), attribute changes (Idle only) and queries; cLAN's user data
+ * and DFC flag. */
 #include "vipl_int.h"
 
 #include <stdlib.h>
@@ -8,7 +9,7 @@
 static VIP_RETURN check_attrs(struct vipl_nic *nic, const VIP_VI_ATTRIBUTES *a,
 			      struct vipl_ptag **ptag)
 {
-	VIP_RELIABILITY_LEVEL r = a->ReliabilityLevel;
+	VIP_RELIABILITY_LEVEL r = a->ReliabilityLevel & (VIP_RELIABILITY_LEVEL)~VIP_SERVICE_DFC;
 	if (r != VIP_SERVICE_UNRELIABLE && r != VIP_SERVICE_RELIABLE_DELIVERY &&
 	    r != VIP_SERVICE_RELIABLE_RECEPTION)
 		return VIP_INVALID_RELIABILITY_LEVEL;
@@ -25,6 +26,15 @@ static VIP_RETURN check_attrs(struct vipl_nic *nic, const VIP_VI_ATTRIBUTES *a,
 	}
 	*ptag = p;
 	return VIP_SUCCESS;
+}
+
+/* The attributes as kept: the level without the DFC flag, which becomes vi->dfc. */
+static void set_attrs(struct vipl_vi *vi, const VIP_VI_ATTRIBUTES *a)
+{
+	vi->attr = *a;
+	vi->attr.ReliabilityLevel = a->ReliabilityLevel & (VIP_RELIABILITY_LEVEL)~VIP_SERVICE_DFC;
+	vi->dfc = (a->ReliabilityLevel & VIP_SERVICE_DFC) != 0;
+	vi->granted_mtu = a->MaxTransferSize;
 }
 
 static struct vipl_cq *cq_arg(struct vipl_nic *nic, void *h, bool *bad)
@@ -65,9 +75,9 @@ VIPL_EXPORT VIP_RETURN VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *
 	}
 	vi->o.kind = VK_VI;
 	vi->o.nic = nic;
-	vi->attr = *ViAttribs;
+	set_attrs(vi, ViAttribs);
+	vi->dfc_interrupt = true;
 	vi->state = VIP_STATE_IDLE;
-	vi->granted_mtu = ViAttribs->MaxTransferSize;
 	atomic_fetch_add(&nic->o.refs, 1);
 	pthread_mutex_lock(&nic->lock);
 	if (vipl_handle_add(&vi->o) == NULL) {
@@ -158,8 +168,7 @@ VIPL_EXPORT VIP_RETURN VipSetViAttributes(VIP_VI_HANDLE ViHandle, VIP_VI_ATTRIBU
 		vi->ptag->users--;
 		vi->ptag = p;
 		p->users++;
-		vi->attr = *Attributes;
-		vi->granted_mtu = Attributes->MaxTransferSize;
+		set_attrs(vi, Attributes);
 	}
 	pthread_mutex_unlock(&nic->lock);
 out:
@@ -172,6 +181,8 @@ out:
 void vipl_attrs_of(const struct vipl_vi *vi, VIP_VI_ATTRIBUTES *a)
 {
 	*a = vi->attr;
+	if (vi->dfc)
+		a->ReliabilityLevel |= VIP_SERVICE_DFC;
 	a->Ptag = vi->ptag->o.handle;
 	if (vi->state == VIP_STATE_CONNECTED)
 		a->MaxTransferSize = vi->granted_mtu;
@@ -197,4 +208,29 @@ VIPL_EXPORT VIP_RETURN VipQueryVi(VIP_VI_HANDLE ViHandle, VIP_VI_STATE *State,
 	pthread_mutex_unlock(&nic->lock);
 	vipl_handle_put(&vi->o);
 	return VIP_SUCCESS;
+}
+
+/* cLAN's per-VI pointer for the application; a bad handle sets nothing and reads NULL (the
+ * calls return no status). */
+VIPL_EXPORT void VipSetUserData(VIP_VI_HANDLE ViHandle, VIP_PVOID Data)
+{
+	struct vipl_vi *vi = (struct vipl_vi *)vipl_handle_get(ViHandle, VK_VI);
+	if (vi == NULL)
+		return;
+	pthread_mutex_lock(&vi->o.nic->lock);
+	vi->user_data = Data;
+	pthread_mutex_unlock(&vi->o.nic->lock);
+	vipl_handle_put(&vi->o);
+}
+
+VIPL_EXPORT VIP_PVOID VipGetUserData(VIP_VI_HANDLE ViHandle)
+{
+	struct vipl_vi *vi = (struct vipl_vi *)vipl_handle_get(ViHandle, VK_VI);
+	if (vi == NULL)
+		return NULL;
+	pthread_mutex_lock(&vi->o.nic->lock);
+	void *d = vi->user_data;
+	pthread_mutex_unlock(&vi->o.nic->lock);
+	vipl_handle_put(&vi->o);
+	return d;
 }

@@ -1,15 +1,16 @@
 /* The private data of the MPA Request / Reply / Reject (docs/vipl.md), network order:
- *   0 magic "VIPL"  4 version 1  5 kind  6 reliability  7 flags (RDMA W / R enables)
+ *   0 magic "VIPL"  4 version 2  5 kind  6 reliability  7 flags (RDMA W / R enables)
  *   8 MTU (4)  12 ack VA (8)  20 ack STag (4)  24 host address (6)
- *   30 calling discriminator length  31 called length  32 calling  32+n called.
- * At most 160 octets: below the 252 a Linux peer accepts. */
+ *   30 calling discriminator length  31 called length  32 requester's timeout in ms (4)
+ *   36 calling  36+n called.
+ * At most 164 octets: below the 252 a Linux peer accepts. */
 #include "vipl_int.h"
 
 #include <string.h>
 
 #define PD_MAGIC 0x5649504Cu
-#define PD_VERSION 1
-#define PD_HDR 32
+#define PD_VERSION 2
+#define PD_HDR 36
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -38,6 +39,7 @@ size_t vipl_pdata_encode(const struct vipl_pdata *p, uint8_t *out, size_t cap)
 	memcpy(out + 24, p->host, VIPL_ADDR_LEN);
 	out[30] = p->calling_len;
 	out[31] = p->called_len;
+	put32(out + 32, p->timeout_ms);
 	memcpy(out + PD_HDR, p->calling, p->calling_len);
 	memcpy(out + PD_HDR + p->calling_len, p->called, p->called_len);
 	return n;
@@ -59,7 +61,8 @@ int vipl_pdata_decode(const void *buf, size_t len, struct vipl_pdata *p)
 	memcpy(p->host, b + 24, VIPL_ADDR_LEN);
 	p->calling_len = b[30];
 	p->called_len = b[31];
-	if (p->kind < PD_REQUEST || p->kind > PD_PEER || p->calling_len > VIPL_MAX_DISC ||
+	p->timeout_ms = get32(b + 32);
+	if (p->kind < PD_REQUEST || p->kind > PD_REDIRECT || p->calling_len > VIPL_MAX_DISC ||
 	    p->called_len > VIPL_MAX_DISC || PD_HDR + (size_t)p->calling_len + p->called_len > len)
 		return -1;
 	memcpy(p->calling, b + PD_HDR, p->calling_len);

@@ -100,7 +100,7 @@ void vipl_wq_complete_some(struct vipl_vi *vi, struct vipl_wq *q)
 		q->nfinished--;
 		any = true;
 		if (q->cq != NULL)
-			vipl_cq_push(q->cq, vi->o.handle, e->recv);
+			vipl_cq_push(q->cq, vi, e->recv);
 	}
 	/* An armed one-shot notify takes the head it was waiting for (VIA §9.6.9). */
 	if (q->notify != NULL && q->head != NULL && q->head->state == WQE_DONE) {

@@ -2,7 +2,8 @@
  * Each iteration the client sends a message and waits for the server's echo of the same
  * size; one-way latency = round trip / 2, printed perftest-style (t_typical = p50, avg, p99).
  * Completions: blocking VipRecvWait / VipSendWait, or -p spinning on VipRecvDone/SendDone.
- * -v checks a per-message data pattern on both sides. */
+ * -v checks a per-message data pattern on both sides. The server takes the test's parameters
+ * (-n, -S, -a, -v, -r) from its client. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -37,10 +38,13 @@ int main(int argc, char **argv)
 		return 2;
 	if (p.v.o.size > VP_MAX_MSG)
 		return fprintf(stderr, "vipl-pingpong: -S at most %d\n", VP_MAX_MSG), 2;
-	double *us = calloc(p.v.o.iters, sizeof *us);
+	double *us = NULL;
 	int rc = 1;
-	if (!us || vp_open(&p.v, 2 * VP_MAX_MSG + 4096) || vp_pp_setup(&p.v, &p.x) ||
-	    vp_connect(&p.v))
+	if (vp_open(&p.v, 2 * VP_MAX_MSG + 4096) || vp_params_post(&p.v) ||
+	    vp_pp_setup(&p.v, &p.x) || vp_connect(&p.v) || vp_params_exchange(&p.v))
+		goto out;
+	us = calloc(p.v.o.iters, sizeof *us);
+	if (!us)
 		goto out;
 	uint32_t sizes[32];
 	unsigned ns = vp_sizes(&p.v, sizes, 32);

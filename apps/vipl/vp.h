@@ -35,6 +35,8 @@ struct vp {
 	uint8_t *mem;
 	size_t mem_len, used;
 	VIP_MEM_HANDLE mh;
+	uint8_t *pbuf;             /* server: the test parameters' receive (vp_params.c) */
+	VIP_DESCRIPTOR *pd;
 };
 
 int vp_parse(struct vp_opts *o, int argc, char **argv, const char *prog, bool bw);
@@ -48,6 +50,10 @@ int vp_post_recv(struct vp *v, VIP_DESCRIPTOR *d);
 VIP_DESCRIPTOR *vp_wait_recv(struct vp *v);
 VIP_DESCRIPTOR *vp_wait_send(struct vp *v);
 const char *vp_rc(VIP_RETURN rc);
+/* The test's parameters from the client (vp_params.c): the server posts their receive before
+ * any other, and after vp_connect the client sends them and the server takes them. */
+int vp_params_post(struct vp *v);
+int vp_params_exchange(struct vp *v);
 uint64_t vp_now_ns(void);
 void vp_fill(uint8_t *p, uint32_t len, uint32_t seed);
 bool vp_check(const uint8_t *p, uint32_t len, uint32_t seed);

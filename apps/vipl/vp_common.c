@@ -17,7 +17,8 @@ static void usage(const char *prog, bool bw)
 	fprintf(stderr,
 		"usage: %s -s | -c host[:port]  [-l ip[:port]] [-d disc] [-n iters] [-S size] [-a]\n"
 		"       [-r ur|rd|rr] [-p | -y] [-v]%s [-t timeout_ms]\n"
-		"  -s server, -c client of the server NIC host[:port] (port default %d)\n"
+		"  -s server, -c client of the server NIC host[:port] (a name or address; port\n"
+		"     default %d, or SOFTRNIC_VIPL_ADDR's: the host's VIPL port, found by -d)\n"
 		"  -l this process's NIC address (else SOFTRNIC_VIPL_ADDR / the default)\n"
 		"  -p spin on Vip%sDone instead of blocking waits (-y: sched_yield between polls)\n"
 		"  -v verify a data pattern\n",
@@ -83,7 +84,8 @@ const char *vp_rc(VIP_RETURN rc)
 	static const char *const n[] = { "SUCCESS", "NOT_DONE", "INVALID_PARAMETER",
 		"ERROR_RESOURCE", "TIMEOUT", "REJECT", "INVALID_RELIABILITY_LEVEL", "INVALID_MTU",
 		"INVALID_QOS", "INVALID_PTAG", "INVALID_RDMAREAD", "DESCRIPTOR_ERROR",
-		"INVALID_STATE", "ERROR_NAMESERVICE", "NO_MATCH" };
+		"INVALID_STATE", "ERROR_NAMESERVICE", "NO_MATCH", "NOT_REACHABLE",
+		"ERROR_NOT_SUPPORTED", "ERROR" };
 	return (unsigned)rc < sizeof n / sizeof n[0] ? n[rc] : "?";
 }
 
@@ -166,27 +168,33 @@ static VIP_NET_ADDRESS *make_addr(const uint8_t host[6], const char *disc)
 	return a;
 }
 
-static int parse_host(const char *s, uint8_t host[6])
+/* The server's host address through VIPL's name service: a host name or dotted address, with
+ * ":port" or without (then the host's well-known VIPL port, where every VIPL process of that
+ * host is found by its discriminator). */
+static int parse_host(struct vp *v, const char *s, uint8_t host[6])
 {
-	char ip[64];
-	const char *colon = strrchr(s, ':');
-	unsigned long port = VP_DEFAULT_PORT;
-	size_t n = colon ? (size_t)(colon - s) : strlen(s);
-	if (n >= sizeof ip)
+	struct {
+		VIP_NET_ADDRESS a;
+		uint8_t room[16];
+	} na;
+	if (VipNSGetHostByName(v->nic, (VIP_CHAR *)s, &na.a, 0) != VIP_SUCCESS ||
+	    na.a.HostAddressLen != 6)
 		return -1;
-	memcpy(ip, s, n);
-	ip[n] = 0;
-	if (colon) {
-		char *end;
-		port = strtoul(colon + 1, &end, 10);
-		if (*end || port == 0 || port > 65535)
-			return -1;
-	}
-	if (inet_pton(AF_INET, ip, host) != 1)
-		return -1;
-	uint16_t p = htons((uint16_t)port);
-	memcpy(host + 4, &p, 2);
+	memcpy(host, na.a.HostAddress, 6);
 	return 0;
+}
+
+/* The server runs at the reliability level its client asked for (perftest's servers take
+ * the test from the client too). */
+static VIP_RETURN adopt_reliability(struct vp *v, VIP_RELIABILITY_LEVEL rel)
+{
+	VIP_VI_ATTRIBUTES a = { .ReliabilityLevel = rel, .Ptag = v->ptag,
+				.MaxTransferSize = v->attr.MaxTransferSize < 65536
+							   ? v->attr.MaxTransferSize : 65536 };
+	VIP_RETURN rc = VipSetViAttributes(v->vi, &a);
+	if (rc == VIP_SUCCESS)
+		v->o.rel = rel;
+	return rc;
 }
 
 int vp_connect(struct vp *v)
@@ -199,6 +207,8 @@ int vp_connect(struct vp *v)
 		VIP_NET_ADDRESS *peer = make_addr(v->attr.LocalNicAddress, "");
 		VIP_CONN_HANDLE conn;
 		VIP_RETURN rc = VipConnectWait(v->nic, la, v->o.timeout_ms, peer, &ra, &conn);
+		if (rc == VIP_SUCCESS && ra.ReliabilityLevel != v->o.rel)
+			rc = adopt_reliability(v, ra.ReliabilityLevel);
 		if (rc == VIP_SUCCESS)
 			rc = VipConnectAccept(conn, v->vi);
 		free(peer);
@@ -208,9 +218,9 @@ int vp_connect(struct vp *v)
 		return 0;
 	}
 	uint8_t host[6];
-	if (parse_host(v->o.peer, host) != 0) {
+	if (parse_host(v, v->o.peer, host) != 0) {
 		free(la);
-		return fprintf(stderr, "bad server address '%s' (ip[:port])\n", v->o.peer), -1;
+		return fprintf(stderr, "unknown server '%s' (host[:port])\n", v->o.peer), -1;
 	}
 	VIP_NET_ADDRESS *ra_addr = make_addr(host, v->o.disc);
 	VIP_RETURN rc = VIP_TIMEOUT;

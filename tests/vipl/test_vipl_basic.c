@@ -354,7 +354,7 @@ static void name_service(void **state)
 	assert_int_equal(VipQuerySystemManagementInfo(t.nic[0], VIP_SMI_AUTODISCOVERY, &l),
 			 VIP_SUCCESS);
 	assert_int_equal(l.NumAdAddrs, 0);
-	assert_int_equal(VipQuerySystemManagementInfo(t.nic[0], 99, &l), VIP_INVALID_PARAMETER);
+	assert_int_equal(VipQuerySystemManagementInfo(t.nic[0], 99, &l), VIP_ERROR_NOT_SUPPORTED);
 	tv_close(&t);
 }
 

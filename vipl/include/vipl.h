@@ -1,10 +1,14 @@
 /* vipl.h: the VI Provider Library (VIPL 1.0) on softrnic.
  *
- * Source-compatible with the VIPL 1.0 headers VIA applications were written against (Intel's
- * VI Architecture Developer's Guide; the descriptor aggregate CS / DS[], bitmask reliability
- * levels, the extended VIP_RETURN, the 5-argument VipQueryVi, peer-to-peer connect and the name
- * service), with the semantics of the VIA 1.0 specification chapters 2-8. Every
- * provider-specific choice is in docs/vipl.md.
+ * Source-compatible with the three vipl.h headers VIA applications were written against
+ * (docs/vipl.md "One header for three stacks"): Intel's VIPL 1.0 (VI Architecture Developer's
+ * Guide: the descriptor aggregate CS / DS[], bitmask reliability levels, the extended
+ * VIP_RETURN, the 5-argument VipQueryVi, peer-to-peer connect and the name service), M-VIA's
+ * (the same spellings) and Giganet cLAN's (descriptor fields Control / Data[], VIP_NOT_REACHABLE,
+ * VIP_ERROR_NOT_SUPPORTED, VIP_EVENT_HANDLE, VIP_VI_CALLBACK / VIP_CQ_CALLBACK, descriptor flow
+ * control, tag demultiplexing, per-VI user data), with the semantics of the VIA 1.0
+ * specification chapters 2-8. Every provider-specific choice is in docs/vipl.md. C11 (the
+ * descriptor's two spellings are anonymous unions).
  *
  * LP64 note: VIP_ULONG is unsigned long (64 bits here), as in the Linux VIPL headers.
  * VIP_INFINITE is (VIP_ULONG)0xFFFFFFFF, the Windows INFINITE value legacy code compares
@@ -12,6 +16,7 @@
 #ifndef VIPL_H
 #define VIPL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -38,6 +43,9 @@ typedef uint64_t VIP_UINT64;
 typedef uint32_t VIP_UINT32;
 typedef uint16_t VIP_UINT16;
 typedef uint8_t VIP_UINT8;
+typedef short VIP_SHORT;       /* cLAN */
+typedef long VIP_LONG;         /* cLAN */
+typedef wchar_t VIP_WCHAR;     /* cLAN */
 
 typedef VIP_PVOID VIP_QOS;     /* contents undefined by VIPL; softrnic accepts NULL only */
 
@@ -50,6 +58,7 @@ typedef VIP_PVOID VIP_PROTECTION_HANDLE;
 typedef VIP_PVOID VIP_CONN_HANDLE;
 typedef VIP_PVOID VIP_CQ_HANDLE;
 typedef VIP_UINT32 VIP_MEM_HANDLE;   /* the iWARP STag of the registration; 0 is never valid */
+typedef VIP_PVOID VIP_EVENT_HANDLE;  /* cLAN: an event of VipAddTagCQ (docs/vipl.md) */
 
 /* A VI network address: HostAddressLen octets of host address, then DiscriminatorLen octets of
  * discriminator, allocated by the caller (variable length). softrnic's host address is 6
@@ -66,6 +75,9 @@ typedef VIP_USHORT VIP_RELIABILITY_LEVEL;
 #define VIP_SERVICE_UNRELIABLE 0x01
 #define VIP_SERVICE_RELIABLE_DELIVERY 0x02
 #define VIP_SERVICE_RELIABLE_RECEPTION 0x04
+/* cLAN: OR'ed into a VI's level, descriptor flow control: sends wait in the library until the
+ * peer has a receive posted for them (VipPostDeferredSends; docs/vipl.md). */
+#define VIP_SERVICE_DFC 0x8000
 
 typedef struct {
 	VIP_CHAR Name[64];
@@ -93,9 +105,12 @@ typedef struct {
 /* ---- descriptors (VIA §10; little-endian, 64-octet aligned) --------------------------- */
 #define VIP_DESCRIPTOR_ALIGNMENT 64
 
+struct _VIP_DESCRIPTOR;
+
 typedef union {
 	VIP_UINT64 AddressBits;
 	VIP_PVOID Address;
+	struct _VIP_DESCRIPTOR *Descriptor;   /* cLAN */
 } VIP_PVOID64;
 
 typedef struct {
@@ -126,10 +141,19 @@ typedef union {
 	VIP_DATA_SEGMENT Local;
 } VIP_DESCRIPTOR_SEGMENT;
 
-/* The aggregate applications use; they allocate room for more segments after DS[1]. */
+/* The aggregate applications use; they allocate room for more segments after DS[1]. Intel's
+ * and M-VIA's headers name its parts CS and DS[] (a segment: .Local or .Remote), cLAN's
+ * Control and Data[] (a data segment; an RDMA descriptor's address segment is Data[0], the
+ * same 16 octets); here both names reach the same octets. */
 typedef struct _VIP_DESCRIPTOR {
-	VIP_CONTROL_SEGMENT CS;
-	VIP_DESCRIPTOR_SEGMENT DS[2];
+	union {
+		VIP_CONTROL_SEGMENT CS;
+		VIP_CONTROL_SEGMENT Control;
+	};
+	union {
+		VIP_DESCRIPTOR_SEGMENT DS[2];
+		VIP_DATA_SEGMENT Data[2];
+	};
 } VIP_DESCRIPTOR;
 
 /* Control field */
@@ -235,7 +259,10 @@ typedef enum {
 	VIP_DESCRIPTOR_ERROR,
 	VIP_INVALID_STATE,
 	VIP_ERROR_NAMESERVICE,
-	VIP_NO_MATCH
+	VIP_NO_MATCH,
+	VIP_NOT_REACHABLE,        /* cLAN: no route to the remote host, or it did not answer */
+	VIP_ERROR_NOT_SUPPORTED,  /* cLAN: a request this provider does not offer */
+	VIP_ERROR                 /* cLAN: an error no other code names */
 } VIP_RETURN;
 #define VIP_REJECTED VIP_REJECT   /* the spelling of VIA §9.4.4 */
 
@@ -289,6 +316,8 @@ typedef void (*VIP_VI_NOTIFY_HANDLER)(VIP_PVOID Context, VIP_NIC_HANDLE NicHandl
 				      VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *DescriptorPtr);
 typedef void (*VIP_CQ_NOTIFY_HANDLER)(VIP_PVOID Context, VIP_NIC_HANDLE NicHandle,
 				      VIP_VI_HANDLE ViHandle, VIP_BOOLEAN RecvQueue);
+typedef VIP_VI_NOTIFY_HANDLER VIP_VI_CALLBACK;   /* cLAN's names of the same types */
+typedef VIP_CQ_NOTIFY_HANDLER VIP_CQ_CALLBACK;
 
 VIP_RETURN VipPostSend(IN VIP_VI_HANDLE ViHandle, IN VIP_DESCRIPTOR *DescriptorPtr,
 		       IN VIP_MEM_HANDLE MemoryHandle);
@@ -342,6 +371,27 @@ VIP_RETURN VipNSGetHostByName(IN VIP_NIC_HANDLE NicHandle, IN VIP_CHAR *Name,
 VIP_RETURN VipNSGetHostByAddr(IN VIP_NIC_HANDLE NicHandle, IN VIP_NET_ADDRESS *Address,
 			      OUT VIP_CHAR *Name, IN OUT VIP_ULONG *NameLen);
 VIP_RETURN VipNSShutdown(IN VIP_NIC_HANDLE NicHandle);
+
+/* Giganet cLAN's extensions (docs/vipl.md "One header for three stacks") */
+/* Descriptor flow control: issue the sends of a VIP_SERVICE_DFC VI that wait for the peer's
+ * receives as far as they are posted now; *SendsDeferred: whether some still wait;
+ * EnableInterrupt: the library issues the rest by itself as receives are posted (else only at
+ * this call, a post or a Done / Wait on the VI). */
+VIP_RETURN VipPostDeferredSends(IN VIP_VI_HANDLE ViHandle, IN VIP_BOOLEAN EnableInterrupt,
+				IN OUT VIP_BOOLEAN *SendsDeferred);
+/* Tag demultiplexing: *Event (created when NULL) is signalled for each entry CQHandle takes of a
+ * VI whose user data (VipSetUserData) is Tag; of several events of one tag, the one of the
+ * highest Priority. The event is a file descriptor (VipEventFd) that poll() sees readable
+ * while signals are pending; VipEventWait takes one. */
+VIP_RETURN VipAddTagCQ(IN VIP_CQ_HANDLE CQHandle, IN OUT VIP_EVENT_HANDLE *Event, IN VIP_ULONG Tag,
+		       IN VIP_ULONG Priority);
+VIP_RETURN VipRemoveTagCQ(IN VIP_CQ_HANDLE CQHandle, IN VIP_EVENT_HANDLE Event, IN VIP_ULONG Tag);
+VIP_RETURN VipEventWait(IN VIP_EVENT_HANDLE Event, IN VIP_ULONG Timeout);
+int VipEventFd(IN VIP_EVENT_HANDLE Event);
+VIP_RETURN VipEventClose(IN VIP_EVENT_HANDLE Event);
+/* One pointer per VI for the application (NULL at creation). */
+void VipSetUserData(IN VIP_VI_HANDLE ViHandle, IN VIP_PVOID Data);
+VIP_PVOID VipGetUserData(IN VIP_VI_HANDLE ViHandle);
 
 #ifdef __cplusplus
 }
