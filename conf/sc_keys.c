@@ -47,9 +47,10 @@ const struct sc_key sc_keys[SC_NKEYS] = {
 	{ "keepalive", NULL },
 	/* MPA options of rdma_cm connections (verbs/rdmacm/rcm_mpa_env.c) */
 	{ "mpa", NULL },
-	/* VIPL (vipl/vipl_addr.c, vipl/vipl_comp.c) */
+	/* VIPL (vipl/vipl_addr.c, vipl/vipl_comp.c, vipl/vipl_registry.c) */
 	{ "vipl_addr", NULL },
 	{ "vipl_spin_us", check_spin_us },
+	{ "vipl_rundir", NULL },
 	/* the DPDK port (dpdk/dpdk_cfg.c): a file of its own, then each key of it */
 	{ "dpdk_conf", NULL },
 	{ "dpdk_eal", NULL },

@@ -10,6 +10,7 @@
  * reach each other or is configured apart). A file is created
  * with the first waiter of D on a NIC and removed with the last; an entry whose pid is gone
  * (a process that died) is removed by the lookup that finds it. */
+#include "softrnic_conf.h"
 #include "vipl_int.h"
 
 #include <arpa/inet.h>
@@ -28,7 +29,7 @@
 
 static const char *reg_dir(void)
 {
-	const char *d = getenv("SOFTRNIC_VIPL_RUNDIR");
+	const char *d = softrnic_conf_get("SOFTRNIC_VIPL_RUNDIR", NULL, 0);
 	return d != NULL && *d != '\0' ? d : REG_DIR_DEFAULT;
 }
 
