@@ -143,6 +143,17 @@ void vipl_reg_clear(struct vipl_nic *nic)
 		reg_unlink(nic, nic->regs);
 }
 
+/* Only entries our own user (or root) made count: the directory is shared by every user of
+ * the host, and an entry names where a connection request is sent on, so another user's file
+ * could otherwise redirect our peers anywhere. */
+static bool entry_trusted(DIR *d, const char *name)
+{
+	struct stat st;
+	if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	return st.st_uid == geteuid() || st.st_uid == 0;
+}
+
 /* "<ip hex>.<port>.<pid>" after the prefix: the host address; -1 if malformed or the
  * process is gone (then the stale entry is removed). */
 static int entry_host(const char *dir, const char *name, const char *rest, uint8_t *host)
@@ -179,7 +190,7 @@ int vipl_reg_lookup(const struct vipl_nic *nic, const uint8_t *disc, size_t len,
 	size_t pl = strlen(pre);
 	struct dirent *e;
 	while (rc != 0 && (e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, pre, pl) != 0 ||
+		if (strncmp(e->d_name, pre, pl) != 0 || !entry_trusted(d, e->d_name) ||
 		    entry_host(dir, e->d_name, e->d_name + pl, host) != 0)
 			continue;
 		if (memcmp(host + 4, nic->addr + 4, 2) != 0 || memcmp(host, nic->addr, 4) != 0)

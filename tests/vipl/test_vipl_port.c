@@ -195,11 +195,10 @@ static void rendezvous(void **state)
 }
 
 /* A registry entry of a process that is gone redirects nothing, and goes. */
-static void stale_entry(void **state)
+/* An entry for discriminator disc_hex on side 1's NIC, made by a process that has exited;
+ * owner -1: ours. */
+static void dead_entry(struct tv *t, const char *disc_hex, int owner, char *path, size_t cap)
 {
-	(void)state;
-	struct tv t;
-	tv_open(&t);
 	pid_t child = fork();
 	if (child == 0)
 		_exit(0);
@@ -207,22 +206,54 @@ static void stale_entry(void **state)
 	assert_int_equal(waitpid(child, NULL, 0), child);
 	struct stat st;
 	assert_int_equal(stat("/proc/self/ns/net", &st), 0);
-	char path[512];
-	/* "stale" in hex; the NIC at 127.0.0.1:<side 1's port> */
-	snprintf(path, sizeof(path), "%s/%lu.%u.7374616c65.7f000001.%u.%ld", rundir,
-		 (unsigned long)st.st_ino, (unsigned)base_port(), (unsigned)port_of(&t.attr[1]),
-		 (long)child);
+	/* the NIC at 127.0.0.1:<side 1's port> */
+	snprintf(path, cap, "%s/%lu.%u.%s.7f000001.%u.%ld", rundir, (unsigned long)st.st_ino,
+		 (unsigned)base_port(), disc_hex, (unsigned)port_of(&t->attr[1]), (long)child);
 	int fd = open(path, O_WRONLY | O_CREAT, 0644);
 	assert_true(fd >= 0);
+	if (owner >= 0)
+		assert_int_equal(fchown(fd, (uid_t)owner, (gid_t)owner), 0);
 	close(fd);
-	VIP_VI_HANDLE c = tv_vi(&t, 0, VIP_SERVICE_RELIABLE_DELIVERY, NULL, NULL);
+}
+
+/* A request for disc on side 0 finds nobody waiting. */
+static void expect_no_match(struct tv *t, const char *disc)
+{
+	VIP_VI_HANDLE c = tv_vi(t, 0, VIP_SERVICE_RELIABLE_DELIVERY, NULL, NULL);
 	struct tv_addr l, r;
 	VIP_VI_ATTRIBUTES ra;
-	tv_addr(&t, 0, "client", &l);
-	addr_at(base_port(), "stale", &r);
+	tv_addr(t, 0, "client", &l);
+	addr_at(base_port(), disc, &r);
 	assert_int_equal(VipConnectRequest(c, &l.a, &r.a, 200, &ra), VIP_NO_MATCH);
-	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(VipDestroyVi(c), VIP_SUCCESS);
+}
+
+static void stale_entry(void **state)
+{
+	(void)state;
+	struct tv t;
+	char path[512];
+	tv_open(&t);
+	dead_entry(&t, "7374616c65", -1, path, sizeof(path)); /* "stale" */
+	expect_no_match(&t, "stale");
+	assert_int_equal(access(path, F_OK), -1);
+	tv_close(&t);
+}
+
+/* An entry another user made (the directory is shared by the host's users) is never used,
+ * not even removed when its process is gone: it could name any address. */
+static void foreign_entry(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* only root can make a file another user owns */
+	struct tv t;
+	char path[512];
+	tv_open(&t);
+	dead_entry(&t, "666f726569676e", 65534, path, sizeof(path)); /* "foreign" */
+	expect_no_match(&t, "foreign");
+	assert_int_equal(access(path, F_OK), 0); /* ignored, so not judged stale either */
+	assert_int_equal(unlink(path), 0);
 	tv_close(&t);
 }
 
@@ -337,7 +368,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dev_names),     cmocka_unit_test(port_taken),
 		cmocka_unit_test(ns_port),       cmocka_unit_test(rendezvous),
-		cmocka_unit_test(stale_entry),   cmocka_unit_test(peer_by_name),
+		cmocka_unit_test(stale_entry),   cmocka_unit_test(foreign_entry),
+		cmocka_unit_test(peer_by_name),
 		cmocka_unit_test(peer_by_name_default_ip),
 		cmocka_unit_test(quiet_disconnect),
 	};
