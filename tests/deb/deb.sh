@@ -49,9 +49,12 @@ unshare --mount --propagation private sh -eu -c '
 	mount --rbind /dev "$R/m/dev"
 	mount --rbind /sys "$R/m/sys"
 	mount -t tmpfs tmpfs "$R/m/tmp"
-	mkdir "$R/m/tmp/debs"
+	mkdir "$R/m/tmp/debs" "$R/m/tmp/src" "$R/m/tmp/src/tests"
 	cp "$W"/*.deb "$R/m/tmp/debs/"
-	exec chroot "$R/m" sh "$SRC/tests/deb/inside.sh" /tmp/debs "$SRC"
+	# the scripts and sources inside.sh uses: the tree itself may live under /tmp, which the
+	# fresh tmpfs hides (a CI clone does)
+	cp -r "$SRC/tests/deb" "$SRC/tests/lib" "$SRC/tests/install" "$R/m/tmp/src/tests/"
+	exec chroot "$R/m" sh /tmp/src/tests/deb/inside.sh /tmp/debs /tmp/src
 ' sh "$W" "$R" "$SRC" >"$W/inside.log" 2>&1
 rc=$?
 cat "$W/inside.log"
