@@ -24,12 +24,11 @@ eal() { # ROLE LCORE
 	echo "SOFTRNIC_DPDK_EAL=--no-huge -m 1024 -l $2 --vdev=net_memif0,role=$1,socket=$T/memif.sock,socket-abstract=no"
 }
 
-# A QP holds two descriptors over kernel sockets, three over DPDK (docs/rnic.md): as many QPs
-# as the hard open-file limit allows, NQP at most
-KNQP=$(( ($(ulimit -Hn) - 512) / 2 ))
+# A QP holds one descriptor on either transport (docs/rnic.md), a CQ's channel one per 1,024
+# QPs: as many QPs as the hard open-file limit allows, NQP at most
+KNQP=$(( $(ulimit -Hn) - 512 ))
 [ "$KNQP" -lt "$NQP" ] || KNQP=$NQP
-MNQP=$(( ($(ulimit -Hn) - 512) / 3 ))
-[ "$MNQP" -lt "$NQP" ] || MNQP=$NQP
+MNQP=$KNQP
 
 # run TRANSPORT ROUND: one server and one client; the client's summary line to stdout
 run() {

@@ -201,6 +201,10 @@ struct rn_dev_conn_ops {
 	 * busy, else as on_readable. */
 	void (*cqs)(void *obj, const struct rn_cq *out[2]);
 	int (*try_progress)(void *obj);
+	/* fd(obj) with a descriptor lease on it (rn_transport.h), taken atomically with obj's
+	 * close of that fd; -1: none. NULL: the device leases fd(obj) itself, for an object
+	 * that closes its fd only after detach. */
+	int (*fd_hold)(void *obj);
 };
 struct rn_dev_conn;
 
@@ -208,7 +212,7 @@ struct rn_dev_conn;
  * wake / wake_arg = rn_device_conn_wake / the conn): alloc, create the object, attach. */
 enum rn_status rn_device_conn_alloc(struct rn_device *dev, const struct rn_dev_conn_ops *ops,
 				    struct rn_dev_conn **out);
-/* Register obj with the engine (a dup of its fd; EPOLLOUT while wants_write) and start the
+/* Register obj with the engine (its fd, leased; EPOLLOUT while wants_write) and start the
  * engine if needed. */
 enum rn_status rn_device_conn_attach(struct rn_dev_conn *c, void *obj);
 /* "Look at me again" (fd changed, bytes wait): any thread, any time until conn_free;
