@@ -162,7 +162,7 @@ static int hd_new(struct dp_tp *tp, enum hd_kind kind, struct dp_conn **out)
 	h->cstatus = -EINPROGRESS;
 	h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (h->efd < 0) {
-		int rc = -errno;
+		int rc = errno == ENOMEM ? -ENOMEM : -EMFILE; /* ENFILE too: no descriptor */
 		free(h);
 		return rc;
 	}
