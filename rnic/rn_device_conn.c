@@ -25,6 +25,7 @@
 #include "rn_device_feed.h"
 #include "rn_device_int.h"
 #include "rn_fdlease.h"
+#include "rn_qp.h"
 #include "rn_transport.h"
 
 struct rn_dev_conn {
@@ -43,7 +44,8 @@ struct rn_dev_conn {
 	struct rn_progress_timer kick;
 	struct rn_dev_conn *next, *prev; /* dev->conns, under dev->lock */
 	const struct rn_cq *fcq[2];     /* the CQs obj feeds (dev->feeds), NULL: none */
-	unsigned fpos[2];               /* c's index among each one's feeders */
+	atomic_uint fpos[2];            /* c's index among each one's feeders (dev->lock; read
+	                                 * without it as a hint: rn_device_qp_posted) */
 };
 
 struct rn_dev_cm {
@@ -267,7 +269,7 @@ static enum rn_status feeds_add(struct rn_device *dev, struct rn_dev_conn *c)
 		if (c->fcq[k] && rn_feed_add(&dev->feeds, c->fcq[k], c, &c->fpos[k])) {
 			for (int j = 0; j < k; j++)
 				if (c->fcq[j])
-					rn_feed_del(&dev->feeds, c->fcq[j], c->fpos[j]);
+					rn_feed_del(&dev->feeds, c->fcq[j], atomic_load(&c->fpos[j]));
 			c->fcq[0] = c->fcq[1] = NULL;
 			return RN_ERR_NO_RESOURCES;
 		}
@@ -279,7 +281,7 @@ static void feeds_del(struct rn_device *dev, struct rn_dev_conn *c)
 {
 	for (int k = 0; k < 2; k++)
 		if (c->fcq[k])
-			rn_feed_del(&dev->feeds, c->fcq[k], c->fpos[k]);
+			rn_feed_del(&dev->feeds, c->fcq[k], atomic_load(&c->fpos[k]));
 	c->fcq[0] = c->fcq[1] = NULL;
 }
 
@@ -390,7 +392,8 @@ static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
 	unsigned n = 0, k;
 
 	pthread_mutex_lock(&dev->lock);
-	k = rn_feed_take(&dev->feeds, cq, feeders, max < RN_DEVICE_POLL_QPS ? max : RN_DEVICE_POLL_QPS);
+	k = rn_feed_take(&dev->feeds, cq, rn_cq_feed_hint(cq), feeders,
+			 max < RN_DEVICE_POLL_QPS ? max : RN_DEVICE_POLL_QPS);
 	for (unsigned i = 0; i < k; i++)
 		if (conn_pin(feeders[i]))   /* first: c->obj is set only once it is live */
 			out[n++] = feeders[i];
@@ -471,6 +474,18 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	if (n && !armed)
 		note_call(dev, now, did ? rn_progress_now_ns() : now, true);
 	return did;
+}
+
+void rn_device_qp_posted(struct rn_qp *qp)
+{
+	struct rn_dev_conn *c = qp ? rn_qp_wake_arg(qp) : NULL;
+
+	/* fcq is fixed while the QP lives; fpos may move under dev->lock (another feeder
+	 * left): a stale index only makes the hint name another feeder */
+	for (int k = 0; c && k < 2; k++)
+		if (c->fcq[k])
+			rn_cq_set_feed_hint((struct rn_cq *)c->fcq[k],
+					    atomic_load_explicit(&c->fpos[k], memory_order_relaxed) + 1);
 }
 
 void rn_device_cq_reaped(struct rn_device *dev)

@@ -141,6 +141,11 @@ void rn_device_cq_reaped(struct rn_device *dev);
  * RN_DEVICE_LONG_POST octets: a shorter one is over too soon to matter. */
 #define RN_DEVICE_LONG_POST 16384u
 void rn_device_consumer_posted(struct rn_device *dev, uint64_t start);
+/* The consumer posted to qp (created by rn_device_qp_create): a poll of qp's CQs tries qp
+ * first. With many QPs on one CQ, a poll tries only a few of them (one on an armed CQ);
+ * the one just posted to is the one whose completion the consumer waits for next. */
+struct rn_qp;
+void rn_device_qp_posted(struct rn_qp *qp);
 /* The consumer is about to block (it armed a CQ): end any hold, the engine watches again. */
 void rn_device_consumer_blocks(struct rn_device *dev);
 
