@@ -875,6 +875,9 @@ static void test_qp_attach(void **state)
 	struct rn_rq_sge ss = { (uintptr_t)qa.buf, 22, qa.stag };
 	struct rn_send_wr sw = { .wr_id = 9, .sg_list = &ss, .num_sge = 1,
 				 .opcode = RN_WR_SEND, .flags = RN_SEND_SIGNALED };
+	assert_int_equal(rn_cq_feed_hint(qa.cq), 0);
+	rn_device_qp_posted(qa.qp); /* as the verbs post calls do: the only feeder, index 0 */
+	assert_int_equal(rn_cq_feed_hint(qa.cq), 1);
 	assert_int_equal(rn_qp_post_send(qa.qp, &sw, NULL, NULL), RN_OK);
 	assert_true(poll_one(qb.cq, &e));
 	assert_int_equal(e.status, RN_WC_SUCCESS);
