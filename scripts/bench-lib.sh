@@ -1,5 +1,5 @@
-# Baselines and the build the benchmarks share (sourced by bench-tcp.sh, bench-perftest.sh and
-# bench-hop.sh, and by build-release.sh; bash). The caller defines die, B (the build tree),
+# Baselines, the build and the CSV figures the benchmarks share (sourced by every
+# scripts/bench*.sh and by build-release.sh; bash). The caller defines die, B (the build tree),
 # C0 / C1 (the two cores: server on C0, client on C1) and K (tests/tcp/linux/ktcp_peer), and
 # calls bench_tmpdir for T and PIDS.
 
@@ -59,14 +59,54 @@ kernel_pair() {
 	wait "$sp" || die "$name: server failed"
 }
 
-# iperf3_loopback SECS: one iperf3 stream over loopback for SECS seconds; Gbit/s in ip_gbps
-# (a variable, not output: in a command substitution die and PIDS would not reach the caller)
+# iperf3_loopback SECS [LEN]: one iperf3 stream over loopback for SECS seconds, writes of LEN
+# octets (iperf3 -l; default its 128 KiB); Gbit/s in ip_gbps (a variable, not output: in a
+# command substitution die and PIDS would not reach the caller)
 iperf3_loopback() {
 	local port=$((20000 + RANDOM % 20000))
 	taskset -c "$C0" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
 	PIDS+=("$!")
 	sleep 0.5
-	timeout $(($1 + 30)) taskset -c "$C1" iperf3 -c 127.0.0.1 -p "$port" -t "$1" -J \
-		>"$T/iperf.json" || die "iperf3 failed"
+	timeout $(($1 + 30)) taskset -c "$C1" iperf3 -c 127.0.0.1 -p "$port" -t "$1" \
+		${2:+-l "$2"} -J >"$T/iperf.json" || die "iperf3 failed"
 	ip_gbps=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["end"]["sum_received"]["bits_per_second"]/1e9))' "$T/iperf.json")
+}
+
+# Figures as CSV, one schema for every scripts/bench*.sh (bench/results/README.md):
+#   bench,figure,size,unit,softrnic,baseline,ratio,run
+# bench_csv_open NAME: starts BENCH_OUT/DATE-NAME.csv (BENCH_OUT: default bench/results; DATE:
+# today, UTC), the header only; BENCH_CSV names it. BENCH_OUT=none writes nothing.
+BENCH_CSV_HEADER=bench,figure,size,unit,softrnic,baseline,ratio,run
+bench_csv_open() {
+	BENCH_CSV=
+	BENCH_NAME=$1
+	local dir=${BENCH_OUT:-bench/results}
+	[ "$dir" = none ] && return 0
+	mkdir -p "$dir" || { echo "bench: cannot make $dir" >&2; return 1; }
+	BENCH_CSV=$dir/$(date -u +%F)-$1.csv
+	echo "$BENCH_CSV_HEADER" >"$BENCH_CSV"
+}
+
+# bench_csv FIGURE SIZE UNIT SOFTRNIC [BASELINE [RUN [RATIO]]]: one row. SIZE: message octets,
+# empty for a stream; RATIO: softrnic / baseline unless the caller gives its own (an
+# interleaved run's); RUN: the round or repetition (default 1).
+bench_csv() {
+	[ -n "${BENCH_CSV:-}" ] || return 0
+	local ratio=${7:-}
+	[ -n "$ratio" ] || [ -z "${5:-}" ] ||
+		ratio=$(awk -v a="$4" -v b="$5" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.4g", a / b }')
+	printf '%s,%s,%s,%s,%s,%s,%s,%s\n' "$BENCH_NAME" "${1//,/;}" "$2" "$3" "$4" "${5:-}" \
+		"$ratio" "${6:-1}" >>"$BENCH_CSV"
+}
+
+# bench_plot: draws BENCH_CSV into the PNG of the same stem (scripts/bench-plot.sh, gnuplot).
+# A plot that cannot be drawn is reported; the figures stand without it.
+bench_plot() {
+	[ -n "${BENCH_CSV:-}" ] || return 0
+	local png=${BENCH_CSV%.csv}.png
+	if bash scripts/bench-plot.sh "$BENCH_CSV" "$png"; then
+		echo "figures: $BENCH_CSV, plot: $png"
+	else
+		echo "figures: $BENCH_CSV (no plot: scripts/bench-plot.sh failed)" >&2
+	fi
 }
