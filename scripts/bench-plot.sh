@@ -110,7 +110,7 @@ while IFS= read -r unit; do
 		echo "set title $(gq "$what by message size in octets, Ki = 1024 (median of the runs)")"
 		echo "set ylabel $(gq "$unit")"
 		echo "set logscale x 2"
-		echo "set xtics $step"
+		echo "set xtics 1, $step"   # at powers of 2, whatever the smallest size
 		echo "set format x '%.0b%B'"
 		if [ "$span" = log ]; then echo "set logscale y 10"; else echo "set yrange [0:*]"; fi
 		echo "set key below left Left reverse maxcols 2"

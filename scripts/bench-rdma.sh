@@ -27,7 +27,7 @@ SW_ITERS=${BENCH_SWEEP_ITERS:-5000}
 SW_SECS=${BENCH_SWEEP_SECONDS:-1}
 
 die() { echo "bench-rdma.sh: $*" >&2; exit 1; }
-source scripts/bench-lib.sh   # bench_tmpdir, kernel_pair, iperf3_loopback, field, bench_csv
+source scripts/bench-lib.sh   # bench_tmpdir, kernel_pair, free_port, wait_listening, iperf3_loopback, field, bench_csv
 
 targets=()
 [ "${BENCH_RDMA_BENCH:-1}" = 1 ] && targets+=(bench/rdma/rdma_bench)
@@ -78,13 +78,14 @@ fi
 # sweep_pair NAME 'PERF ARGS': softrnic-perf server (C0) and client (C1) over loopback on
 # the kernel-socket transport; the client's output in $T/NAME.cli
 sweep_pair() {
-  local name=$1 port=$((20000 + RANDOM % 20000)) sp
+  local name=$1 port sp
+  port=$(free_port)
   # shellcheck disable=SC2086
   timeout -k 2 120 taskset -c "$C0" "$P" $2 -y -b 127.0.0.1 -p "$port" -T 60 \
     >"$T/$name.srv" 2>&1 &
   sp=$!
   PIDS+=("$sp")
-  for _ in $(seq 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.05; done
+  wait_listening "$port" "$sp" || { tail -n 3 "$T/$name.srv" >&2; die "$name: server not listening"; }
   # shellcheck disable=SC2086
   timeout -k 2 120 taskset -c "$C1" "$P" $2 -y -p "$port" -T 60 127.0.0.1 \
     >"$T/$name.cli" 2>&1 || { tail -n 3 "$T/$name.cli" >&2; die "$name: client failed"; }

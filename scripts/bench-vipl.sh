@@ -27,7 +27,7 @@
 # .png (scripts/bench-lib.sh: BENCH_OUT defaults to bench/results, none writes nothing).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-source scripts/bench-lib.sh   # bench_csv
+source scripts/bench-lib.sh   # free_port, bench_csv
 BUILD=${BUILD:-build-bench-vipl}
 REPS=${REPS:-5}
 BLOCKS=${BLOCKS:-10}
@@ -54,15 +54,6 @@ SPID=
 cleanup() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; }
 trap cleanup EXIT
 
-# free_port [AFTER]: a TCP port no socket uses now (above AFTER when given; the function runs
-# in a subshell, so the second port of a pair must be asked for relative to the first).
-free_port() {
-	local p=$((${1:-$((20000 + RANDOM % 20000))} + 1))
-	while [ -n "$(ss -Hatn "( sport = :$p or dport = :$p )" 2>/dev/null)" ]; do
-		p=$((p + 1))
-	done
-	echo "$p"
-}
 wait_port() {
 	for _ in $(seq 100); do
 		[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] && return 0
