@@ -408,16 +408,32 @@ static void test_paws(void **state)
 	pair_inject(&P, PAIR_B, &in);
 	pair_run(&P);
 	assert_int_equal(b.rx_len, 4);
-	/* 24 days idle: TS.Recent no longer valid, an old timestamp is accepted (RFC 7323 5.5) */
-	P.now_ns += 245ull * 24 * 360 * SEC; /* 24.5 days: TSval moves < 2^31 */
+	/* one tick older than TS.Recent is taken (Linux's TCP_PAWS_WINDOW): new data sent just
+	 * before a retransmission that overtook it and moved TS.Recent */
 	in.seq += 4;
-	in.data = "new!";
-	o.ts_val = la->opts.ts_val - 5000;
+	in.data = "tick";
+	o.ts_val = la->opts.ts_val;
+	pair_inject(&P, PAIR_B, &in);
+	pair_run(&P);
+	assert_int_equal(b.rx_len, 8);
+	/* two ticks older is not */
+	in.seq += 4;
+	in.data = "two!";
+	o.ts_val = la->opts.ts_val - 1;
 	pair_inject(&P, PAIR_B, &in);
 	pair_run(&P);
 	assert_int_equal(b.rx_len, 8);
 	tcp_stack_get_stats(P.st[1], &st);
-	assert_int_equal(st.paws_drops, 1);
+	assert_int_equal(st.paws_drops, 2);
+	/* 24 days idle: TS.Recent no longer valid, an old timestamp is accepted (RFC 7323 5.5) */
+	P.now_ns += 245ull * 24 * 360 * SEC; /* 24.5 days: TSval moves < 2^31 */
+	in.data = "new!";
+	o.ts_val = la->opts.ts_val - 5000;
+	pair_inject(&P, PAIR_B, &in);
+	pair_run(&P);
+	assert_int_equal(b.rx_len, 12);
+	tcp_stack_get_stats(P.st[1], &st);
+	assert_int_equal(st.paws_drops, 2);
 	pair_ep_fini(&a);
 	pair_ep_fini(&b);
 }
