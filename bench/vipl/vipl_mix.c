@@ -156,7 +156,8 @@ int main(int argc, char **argv)
 	size_t mem = m.bw ? (size_t)nbuf * (VP_MAX_MSG + 128) + 64 * 1024 : 2 * VP_MAX_MSG + 4096;
 	if (!m.tmp || !m.vblk || !m.rblk || raw_open(&m, argv[2], host, sizeof host) ||
 	    vp_open(&m.v, mem) ||
-	    (m.bw ? vp_bw_setup(&m.v, &m.vb) : vp_pp_setup(&m.v, &m.pp)) || vp_connect(&m.v))
+	    (m.bw ? vp_bw_setup(&m.v, &m.vb) : vp_pp_setup(&m.v, &m.pp)) || vp_connect(&m.v) ||
+	    (m.bw && vp_bw_grant(&m.v, &m.vb))) /* before any timed block */
 		goto out;
 	rc = run(&m) ? 1 : 0;
 out:
