@@ -20,6 +20,18 @@ link_port 7881
 # cmtime's own failure lines, from the start of the line (DPDK's PMDs print notices of theirs)
 FAILED='^(event: |RDMA_CM_EVENT_|failure|failing|failed|out of memory|getrdmaaddr error|getaddrinfo error|bind address failed|listen request failed)'
 
+# The server died: how (an exit status above 128 is a signal; its printf lines are lost with
+# it when stdout is a file, so the status is all there is to say).
+server_ended() {
+	wait "$SERVER_PID"
+	st=$?
+	cat "$SOUT"
+	if [ "$st" -gt 128 ]; then
+		fail "cmtime server ended during the client run ($1) by signal $((st - 128))"
+	fi
+	fail "cmtime server ended during the client run ($1) with exit status $st"
+}
+
 dd_start_server "$SOUT" cmtime -b "$A" -p "$PORT"
 for bind in "" "-b $B"; do
 	# shellcheck disable=SC2086 # $bind is empty or two words
@@ -37,7 +49,7 @@ for bind in "" "-b $B"; do
 	fi
 	printf '%s\n' "$out" | grep -Eq "$FAILED" &&
 		fail "cmtime client ($bind) reported a failed connection"
-	kill -0 "$SERVER_PID" 2>/dev/null || { cat "$SOUT"; fail "cmtime server ended"; }
+	kill -0 "$SERVER_PID" 2>/dev/null || server_ended "${bind:-no -b}"
 done
 grep -Eq "$FAILED" "$SOUT" && { cat "$SOUT"; fail "cmtime server reported a failure"; }
 echo "$TEST_NAME: OK (2 x $CONNS connections set up and torn down)"
