@@ -98,6 +98,10 @@ static void conn_destroy(struct vipl_conn *c)
 /* Abort the connection now (the NIC thread, or an API call that must not wait). */
 void vipl_conn_teardown(struct vipl_vi *vi)
 {
+	if (vi->o.nic->wire != &vipl_wire_iwarp) {
+		vi->o.nic->wire->conn_end(vi, 0);
+		return;
+	}
 	vipl_arm_forget(vi);
 	conn_destroy(&vi->c);
 	vi->sq.inflight = vi->rq.inflight = 0;
@@ -106,7 +110,7 @@ void vipl_conn_teardown(struct vipl_vi *vi)
 /* Hand the connection to the NIC thread to destroy after_ms from now: an API call that gives
  * up (timeout, Disconnect) returns at once instead of waiting for the stream's teardown.
  * Completions still in its CQ are never looked at (no VI names the CQ any more). */
-void vipl_conn_bury_after(struct vipl_vi *vi, uint64_t after_ms)
+void vipl_iwarp_bury_after(struct vipl_vi *vi, uint64_t after_ms)
 {
 	struct vipl_nic *nic = vi->o.nic;
 	struct vipl_grave *g = calloc(1, sizeof(*g));
@@ -125,17 +129,17 @@ void vipl_conn_bury_after(struct vipl_vi *vi, uint64_t after_ms)
 	vipl_nic_wake(nic);
 }
 
-void vipl_conn_bury(struct vipl_vi *vi)
+void vipl_iwarp_req_release(struct vipl_req *r)
 {
-	vipl_conn_bury_after(vi, 0);
+	if (r->id != NULL)
+		rdma_destroy_id(r->id);
+	r->id = NULL;
 }
 
 void vipl_req_free(struct vipl_req *r)
 {
 	struct vipl_nic *nic = r->o.nic;
-	if (r->id != NULL)
-		rdma_destroy_id(r->id);
-	r->id = NULL;
+	nic->wire->req_release(r);
 	if (r->o.handle != NULL) {
 		vipl_handle_remove(&r->o); /* frees it with the last reference */
 	} else {
@@ -225,6 +229,14 @@ static void bury_id(struct vipl_nic *nic, struct rdma_cm_id *id)
 	g->next = nic->graves;
 	nic->graves = g;
 	vipl_nic_wake(nic);
+}
+
+void vipl_iwarp_reject(struct vipl_nic *nic, struct vipl_req *r, uint8_t kind)
+{
+	if (r->id == NULL)
+		return;
+	vipl_reject(nic, r->id, kind);
+	r->id = NULL;
 }
 
 void vipl_redirect(struct vipl_nic *nic, struct rdma_cm_id *id, const uint8_t *host)
@@ -358,6 +370,19 @@ int vipl_accept_on(struct vipl_vi *vi, struct rdma_cm_id *id, const struct vipl_
 	return 0;
 }
 
+/* VipConnectAccept of a claimed request r on the iWARP wire. */
+int vipl_iwarp_accept(struct vipl_vi *vi, struct vipl_req *r)
+{
+	struct vipl_pdata p = { .rel = r->rel, .flags = r->flags, .mtu = r->mtu,
+		.ack_va = r->ack_va, .ack_stag = r->ack_stag, .calling_len = r->calling_len };
+	memcpy(p.calling, r->calling, r->calling_len);
+	memcpy(p.host, r->host, VIPL_ADDR_LEN);
+	if (vipl_accept_on(vi, r->id, &p) != 0)
+		return -1;
+	r->id = NULL; /* the VI's connection now */
+	return 0;
+}
+
 /* Resolve and connect to vi->conn_host; the rest follows from the id's events (on_active). */
 static int connect_to(struct vipl_vi *vi)
 {
@@ -379,10 +404,8 @@ static int connect_to(struct vipl_vi *vi)
 }
 
 /* A new attempt at the address the application named. */
-int vipl_start_connect(struct vipl_vi *vi)
+int vipl_iwarp_connect(struct vipl_vi *vi)
 {
-	memcpy(vi->conn_host, vi->remote_host, VIPL_ADDR_LEN);
-	vi->redirects = 0;
 	return connect_to(vi);
 }
 
@@ -667,10 +690,8 @@ void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 		if (!r->claimed && (r->dead || now >= r->expires_ms)) {
 			*pp = r->next;
 			nic->nreqs--;
-			if (!r->dead) {
-				vipl_reject(nic, r->id, PD_NO_MATCH);
-				r->id = NULL;
-			}
+			if (!r->dead)
+				nic->wire->reject(nic, r, PD_NO_MATCH);
 			vipl_req_free(r);
 			continue;
 		}
@@ -689,6 +710,8 @@ void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 	}
 	vipl_rdv_timers(nic, now, next);
 	vipl_dfc_timers(nic, now, next);
+	if (nic->wire->timers != NULL)
+		nic->wire->timers(nic, now, next);
 	if (nic->npeer == 0)
 		return; /* no peer connect in progress: nothing to scan */
 	unsigned seen = 0, total = nic->npeer;

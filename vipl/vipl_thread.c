@@ -118,9 +118,15 @@ static void *thread_main(void *arg)
 				break;
 			run_calls(nic);
 		}
-		struct pollfd p[3] = { { nic->cch->fd, POLLIN, 0 }, { nic->ech->fd, POLLIN, 0 },
-				       { nic->wake_fd, POLLIN, 0 } };
-		int n = poll(p, 3, tmo);
+		struct pollfd p[3 + VIPL_WIRE_FDS] = { { nic->cch->fd, POLLIN, 0 },
+			{ nic->ech->fd, POLLIN, 0 }, { nic->wake_fd, POLLIN, 0 } };
+		int nw = 0;
+		if (nic->wire->fds != NULL) { /* the wire's sockets (VI/TCP) */
+			pthread_mutex_lock(&nic->lock);
+			nw = nic->wire->fds(nic, p + 3, VIPL_WIRE_FDS);
+			pthread_mutex_unlock(&nic->lock);
+		}
+		int n = poll(p, 3 + (nfds_t)nw, tmo);
 		if (n < 0 && errno != EINTR)
 			break;
 		quiet = n == 0;
@@ -134,6 +140,11 @@ static void *thread_main(void *arg)
 			drain_cq_events(nic);
 		if (p[1].revents & POLLIN)
 			drain_cm_events(nic);
+		if (nw > 0 && n > 0) {
+			pthread_mutex_lock(&nic->lock);
+			nic->wire->io(nic, p + 3, nw);
+			pthread_mutex_unlock(&nic->lock);
+		}
 	}
 	return NULL;
 }
