@@ -160,7 +160,7 @@ static void req_unlink(struct vipl_nic *nic, struct vipl_req *r)
 
 /* What the server is told of the requester's wait: the time left (ms), so it can answer
  * NO_MATCH before the requester gives up (vipl_hold_ms). */
-static uint32_t requester_timeout(const struct vipl_vi *vi)
+uint32_t vipl_requester_timeout(const struct vipl_vi *vi)
 {
 	uint64_t now = vipl_now_ms();
 	if (vi->deadline_ms == 0)
@@ -174,7 +174,7 @@ static uint32_t requester_timeout(const struct vipl_vi *vi)
 /* How long an unmatched request is held for a ConnectWait to come: half the requester's
  * remaining wait, at most VIPL_BACKLOG_MS; so the requester hears NO_MATCH (VIPL 1.0) while it
  * still waits, in time to try again. */
-static uint64_t hold_ms(uint32_t timeout_ms)
+uint64_t vipl_hold_ms(uint32_t timeout_ms)
 {
 	uint64_t half = timeout_ms == PD_TIMEOUT_INFINITE ? VIPL_BACKLOG_MS : timeout_ms / 2;
 	return half < VIPL_BACKLOG_MS ? half : VIPL_BACKLOG_MS;
@@ -195,7 +195,7 @@ size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap
 			p.ack_stag = vi->c.ack_mr->rkey;
 		}
 		memcpy(p.host, vi->o.nic->addr, VIPL_ADDR_LEN);
-		p.timeout_ms = requester_timeout(vi);
+		p.timeout_ms = vipl_requester_timeout(vi);
 		p.calling_len = (uint8_t)vi->local_disc_len;
 		memcpy(p.calling, vi->local_disc, vi->local_disc_len);
 		p.called_len = (uint8_t)vi->remote_disc_len;
@@ -484,7 +484,7 @@ static void on_client_request(struct vipl_nic *nic, struct rdma_cm_id *id, bool 
 	atomic_fetch_add(&nic->o.refs, 1);
 	r->id = id;
 	uint64_t now = vipl_now_ms();
-	r->expires_ms = now + hold_ms(p->timeout_ms);
+	r->expires_ms = now + vipl_hold_ms(p->timeout_ms);
 	if (rdv && !vipl_reg_local(nic, p->called, p->called_len))
 		r->recheck_ms = now + VIPL_RDV_RECHECK_MS;
 	r->rel = p->rel;

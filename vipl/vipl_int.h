@@ -402,6 +402,8 @@ void vipl_rq_pump(struct vipl_vi *vi);
  * each segment re-validated; 0 or a VIP_STATUS_ error bit. */
 uint32_t vipl_seg_copy(struct vipl_vi *vi, struct vipl_wqe *e, size_t off, void *buf, size_t len,
 		       bool to_desc);
+/* Every data segment of e is still usable (sink: written into); else PROTECTION_ERROR. */
+uint32_t vipl_segs_usable(struct vipl_vi *vi, struct vipl_wqe *e, bool sink);
 unsigned vipl_wq_unfinished_before(struct vipl_wq *q, struct vipl_wqe *upto);
 bool vipl_wq_read_before(struct vipl_wq *q, struct vipl_wqe *upto);
 uint32_t vipl_check_send(struct vipl_vi *vi, VIP_DESCRIPTOR *d, struct vipl_wqe *e);
@@ -482,6 +484,10 @@ void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
 int vipl_listen(struct vipl_nic *nic);
 int vipl_start_connect(struct vipl_vi *vi);
 void vipl_req_free(struct vipl_req *r);
+/* What a request tells the server of the requester's wait (ms left, PD_TIMEOUT_INFINITE), and
+ * how long the server holds an unmatched one for it: half that, at most VIPL_BACKLOG_MS. */
+uint32_t vipl_requester_timeout(const struct vipl_vi *vi);
+uint64_t vipl_hold_ms(uint32_t timeout_ms);
 void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind);
 /* Reject id with a redirection to host (another process of this host). */
 void vipl_redirect(struct vipl_nic *nic, struct rdma_cm_id *id, const uint8_t *host);

@@ -141,6 +141,16 @@ uint32_t vipl_bounce_scatter(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t le
 	return 0;
 }
 
+uint32_t vipl_segs_usable(struct vipl_vi *vi, struct vipl_wqe *e, bool sink)
+{
+	for (unsigned i = data_first(e->op); i < e->nseg; i++) {
+		const VIP_DATA_SEGMENT *s = &SEG(e->desc, i)->Local;
+		if (s->Length > 0 && seg_region(vi, s, sink) == NULL)
+			return VIP_STATUS_PROTECTION_ERROR;
+	}
+	return 0;
+}
+
 /* Copy len octets between buf and the data segments of e from octet off of its data on
  * (to_desc: into them). Each segment is read once and re-validated (VIA §3.2.1: a region
  * deregistered since the post is a protection error at access), so a copy never leaves the

@@ -14,6 +14,7 @@
 #define VT_HDR_LEN 24            /* segment header */
 #define VT_RDMA_LEN 16           /* RDMA header */
 #define VT_CE_LEN 140            /* CE header without options */
+#define VT_CE_OPTS_MAX 32        /* the options we send, at most */
 #define VT_SEG_MAX 65535         /* Segment Length is 16 bits */
 #define VT_PAYLOAD_MAX 32768     /* payload octets we put in one segment (D262) */
 #define VT_READ_WINDOW 16        /* RDMA Reads we let the peer have outstanding (D266) */
@@ -43,6 +44,9 @@ enum vt_type { VT_SEND = 0, VT_RDMA_WRITE = 1, VT_READ_REQ = 2, VT_READ_RESP = 3
 #define VT_OPT_END 0
 #define VT_OPT_CRC 1
 #define VT_OPT_URGENT 2
+/* softrnic's own options (D269): others ignore them (§3.3), VIPL keeps its semantics */
+#define VT_OPT_NIC_ADDR 0x8001   /* the sender's VIPL NIC address: IPv4 + port (6 octets) */
+#define VT_OPT_TIMEOUT 0x8002    /* ConnectRequest: how long the requester still waits, ms */
 
 struct vt_hdr {
 	uint8_t version, flags;      /* flags: Eom IdV TrE + type */
@@ -63,6 +67,9 @@ struct vt_ce {
 	uint8_t calling_len, called_len;
 	uint8_t calling[VIPL_MAX_DISC], called[VIPL_MAX_DISC];
 	bool crc, urgent;            /* options present */
+	bool has_addr, has_timeout;  /* softrnic's options present */
+	uint8_t addr[VIPL_ADDR_LEN];
+	uint32_t timeout_ms;
 };
 
 void vt_hdr_put(uint8_t *p, const struct vt_hdr *h);
@@ -128,6 +135,7 @@ struct vt_conn {
 	unsigned reads_out;          /* ours outstanding */
 	unsigned reads_in;           /* the peer's we answered since (never more than ours) */
 	bool shut;                   /* CLOSING: our FIN went */
+	int connect_err;             /* CONNECTING: connect(2) failed at once with this errno */
 	struct vt_rx_msg rx;         /* the Send / RDMA Write arriving */
 	struct vt_rx_msg resp;       /* the RDMA Read Response arriving (may interleave) */
 	uint32_t rx_expect;          /* the next message number the peer must use */

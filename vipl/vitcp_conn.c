@@ -115,7 +115,7 @@ static bool attrs_valid(uint16_t attrs)
  * as "calling" (D267); Reject and NoMatch are a bare segment header. */
 int vt_send_ce(struct vt_conn *c, struct vipl_vi *vi, unsigned type)
 {
-	uint8_t buf[VT_HDR_LEN + VT_CE_LEN + 16];
+	uint8_t buf[VT_HDR_LEN + VT_CE_LEN + VT_CE_OPTS_MAX];
 	size_t n = VT_HDR_LEN;
 	if (type == VT_CONN_REQ || type == VT_CONN_ACCEPT) {
 		struct vt_ce ce = { .attrs = attrs_of(vi), .mtu = (uint32_t)vi->granted_mtu,
@@ -124,6 +124,12 @@ int vt_send_ce(struct vt_conn *c, struct vipl_vi *vi, unsigned type)
 				    .called_len = (uint8_t)vi->remote_disc_len };
 		memcpy(ce.calling, vi->local_disc, vi->local_disc_len);
 		memcpy(ce.called, vi->remote_disc, vi->remote_disc_len);
+		ce.has_addr = true;
+		memcpy(ce.addr, vi->o.nic->addr, VIPL_ADDR_LEN);
+		if (type == VT_CONN_REQ) {
+			ce.has_timeout = true;
+			ce.timeout_ms = vipl_requester_timeout(vi);
+		}
 		n += vt_ce_put(buf + VT_HDR_LEN, &ce);
 	}
 	struct vt_hdr h;
@@ -144,15 +150,14 @@ int vt_connect(struct vipl_vi *vi)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) != 0 && errno != EINPROGRESS) {
-		close(fd);
-		return -1;
-	}
+	int err = connect(fd, (struct sockaddr *)&dst, sizeof(dst)) != 0 && errno != EINPROGRESS ?
+		  errno : 0;
 	struct vt_conn *c = vt_conn_new(vi->o.nic, fd, VT_CONNECTING);
 	if (c == NULL) {
 		close(fd);
 		return -1;
 	}
+	c->connect_err = err; /* told by the thread, as an asynchronous failure would be */
 	c->vi = vi;
 	vi->vt = c;
 	return 0;
@@ -179,7 +184,9 @@ void vt_on_tcp_connected(struct vt_conn *c)
 	struct vipl_vi *vi = c->vi;
 	int err = 0;
 	socklen_t l = sizeof(err);
-	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l) != 0)
+	if (c->connect_err != 0)
+		err = c->connect_err;
+	else if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l) != 0)
 		err = errno;
 	if (err == 0) {
 		c->state = VT_PENDING_ACCEPT;
@@ -362,14 +369,18 @@ static void on_client_request(struct vipl_nic *nic, struct vt_conn *c, const str
 	r->o.kind = VK_CONN;
 	r->o.nic = nic;
 	atomic_fetch_add(&nic->o.refs, 1);
-	r->expires_ms = vipl_now_ms() + VIPL_BACKLOG_MS;
+	r->expires_ms = vipl_now_ms() + vipl_hold_ms(ce->has_timeout ? ce->timeout_ms :
+							   PD_TIMEOUT_INFINITE);
 	r->rel = (uint8_t)level_of(ce->attrs);
 	r->flags = pd_flags(ce->attrs);
 	r->mtu = ce->mtu;
 	r->read_window = ce->read_window;
 	r->ack_stag = peer_posted; /* kept for the accept: the requester's receives */
-	memcpy(r->host, &from.sin_addr, 4); /* the requester's IP and port as TCP sees them */
+	/* the requester's NIC as it says, else its IP and port as TCP sees them (D269) */
+	memcpy(r->host, &from.sin_addr, 4);
 	memcpy(r->host + 4, &from.sin_port, 2);
+	if (ce->has_addr)
+		memcpy(r->host, ce->addr, VIPL_ADDR_LEN);
 	r->calling_len = ce->calling_len;
 	r->called_len = ce->called_len;
 	memcpy(r->calling, ce->calling, ce->calling_len);

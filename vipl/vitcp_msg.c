@@ -65,6 +65,18 @@ size_t vt_ce_put(uint8_t *p, const struct vt_ce *c)
 	put16(p + 74, c->called_len);
 	memcpy(p + 76, c->called, c->called_len);
 	size_t n = VT_CE_LEN;
+	if (c->has_addr) {
+		put16(p + n, VT_OPT_NIC_ADDR);
+		put16(p + n + 2, 4 + VIPL_ADDR_LEN);
+		memcpy(p + n + 4, c->addr, VIPL_ADDR_LEN);
+		n += 4 + VIPL_ADDR_LEN;
+	}
+	if (c->has_timeout) {
+		put16(p + n, VT_OPT_TIMEOUT);
+		put16(p + n + 2, 8);
+		put32(p + n + 4, c->timeout_ms);
+		n += 8;
+	}
 	if (c->urgent) {
 		put16(p + n, VT_OPT_URGENT);
 		put16(p + n + 2, 4);
@@ -93,10 +105,17 @@ static int ce_options(const uint8_t *p, size_t len, struct vt_ce *c)
 		uint16_t olen = get16(p + i + 2);
 		if (olen < 4 || olen > len - i)
 			return -1;
-		if (type == VT_OPT_CRC)
+		if (type == VT_OPT_CRC) {
 			c->crc = true;
-		else if (type == VT_OPT_URGENT)
+		} else if (type == VT_OPT_URGENT) {
 			c->urgent = true;
+		} else if (type == VT_OPT_NIC_ADDR && olen == 4 + VIPL_ADDR_LEN) {
+			c->has_addr = true;
+			memcpy(c->addr, p + i + 4, VIPL_ADDR_LEN);
+		} else if (type == VT_OPT_TIMEOUT && olen == 8) {
+			c->has_timeout = true;
+			c->timeout_ms = get32(p + i + 4);
+		}
 		i += olen;
 	}
 	return i == len ? 0 : -1;

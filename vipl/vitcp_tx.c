@@ -216,6 +216,12 @@ void vt_sq_pump(struct vipl_vi *vi)
 	for (struct vipl_wqe *e; (e = vipl_wq_next_wait(q)) != NULL;) {
 		if (!may_issue(vi, c, e))
 			break;
+		uint32_t err = vipl_segs_usable(vi, e, e->op == VIP_CONTROL_OP_RDMAREAD);
+		if (err != 0) { /* a region went since the post: an error at access, nothing sent */
+			q->issue = e->next;
+			vipl_wqe_finish(vi, e, err);
+			continue;
+		}
 		if (issue(vi, c, e) != 0) {
 			vt_fail(vi, VIP_ERROR_CATASTROPHIC, 0, false); /* out of memory */
 			return;
@@ -293,6 +299,11 @@ void vt_rq_pump(struct vipl_vi *vi)
 		q->issue = e->next;
 		if (e->state != WQE_WAIT)
 			continue;
+		uint32_t err = vipl_segs_usable(vi, e, true);
+		if (err != 0) { /* a region went since the post: an error at access */
+			vipl_wqe_finish(vi, e, err);
+			continue;
+		}
 		e->state = WQE_ISSUED; /* ready for a message: vitcp_rx.c takes the oldest */
 		e->filled = 0;
 		c->rx_posted++;
