@@ -287,7 +287,9 @@ const struct vipl_wire *vipl_wire_choose(const struct vipl_devname *dev);
 struct vipl_nic {
 	struct vipl_obj o;
 	const struct vipl_wire *wire;
-	int vt_listen_fd;            /* VI/TCP: the NIC's listening socket, -1 */
+	int vt_listen_fd;            /* VI/TCP: the NIC's listener's fd, -1 */
+	struct rn_conn *vt_listener; /* VI/TCP: the NIC's listener (rn_transport.h) */
+	const struct rn_transport *vt_tp; /* VI/TCP: kernel sockets or the DPDK port */
 	struct vt_conn *vt_conns, *vt_dead; /* VI/TCP: every connection; closed, to free */
 	struct vt_conn **vt_polled;  /* VI/TCP: the thread's poll set (vitcp_io.c) */
 	unsigned vt_npolled, vt_cap;

@@ -9,6 +9,12 @@
 
 #include <poll.h>
 
+#include "rn_transport.h"
+
+/* The process's transport, kernel sockets or the DPDK port (libibverbs' private export,
+ * verbs/sv_transport.c): VI/TCP streams go where the RNIC's would. */
+int softrnic_transport_default(const struct rn_transport **out);
+
 /* ---- message formats (vitcp_msg.c), draft §3 ------------------------------------------ */
 #define VT_VERSION 1
 #define VT_HDR_LEN 24            /* segment header */
@@ -110,7 +116,8 @@ struct vt_rx_msg {
 struct vt_conn {
 	struct vipl_nic *nic;
 	struct vt_conn *next;        /* the NIC's list (nic->vt_conns, or nic->vt_dead once closed) */
-	int fd;
+	struct rn_conn *rc;          /* the stream (rn_transport.h); NULL once closed */
+	int fd;                      /* rn_conn_fd(rc) for the poll set; -1 once closed */
 	enum vt_state state;
 	struct vipl_vi *vi;          /* connected / connecting VI */
 	struct vipl_req *req;        /* VT_MATCHING: the request it belongs to */
@@ -135,13 +142,12 @@ struct vt_conn {
 	unsigned reads_out;          /* ours outstanding */
 	unsigned reads_in;           /* the peer's we answered since (never more than ours) */
 	bool shut;                   /* CLOSING: our FIN went */
-	int connect_err;             /* CONNECTING: connect(2) failed at once with this errno */
 	struct vt_rx_msg rx;         /* the Send / RDMA Write arriving */
 	struct vt_rx_msg resp;       /* the RDMA Read Response arriving (may interleave) */
 	uint32_t rx_expect;          /* the next message number the peer must use */
 };
 
-struct vt_conn *vt_conn_new(struct vipl_nic *nic, int fd, enum vt_state st);
+struct vt_conn *vt_conn_new(struct vipl_nic *nic, struct rn_conn *rc, enum vt_state st);
 /* Close the socket now; the memory goes when the NIC thread next builds its poll set. */
 void vt_conn_close(struct vt_conn *c);
 /* Detached from its VI or request: what is queued leaves (at most ms), then the close. */

@@ -9,21 +9,17 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-struct vt_conn *vt_conn_new(struct vipl_nic *nic, int fd, enum vt_state st)
+struct vt_conn *vt_conn_new(struct vipl_nic *nic, struct rn_conn *rc, enum vt_state st)
 {
 	struct vt_conn *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	int one = 1;
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)); /* one message, no wait */
 	c->nic = nic;
-	c->fd = fd;
+	c->rc = rc;
+	c->fd = rn_conn_fd(rc);
 	c->state = st;
 	c->tx_msgno = 0; /* the first message is 1: Message ACK 0 then means "none yet" (D263) */
 	c->rx_expect = 1;
@@ -53,8 +49,9 @@ void vt_conn_close(struct vt_conn *c)
 			break;
 		}
 	detach(c);
-	if (c->fd >= 0)
-		close(c->fd);
+	if (c->rc != NULL)
+		rn_conn_close(c->rc);
+	c->rc = NULL;
 	c->fd = -1;
 	c->next = nic->vt_dead; /* freed by the thread, which may hold it in its poll set */
 	nic->vt_dead = c;
@@ -143,26 +140,6 @@ int vt_send_ce(struct vt_conn *c, struct vipl_vi *vi, unsigned type)
 
 /* ---- active side ----------------------------------------------------------------------- */
 
-int vt_connect(struct vipl_vi *vi)
-{
-	struct sockaddr_in dst;
-	vipl_addr_sin(vi->conn_host, &dst);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	int err = connect(fd, (struct sockaddr *)&dst, sizeof(dst)) != 0 && errno != EINPROGRESS ?
-		  errno : 0;
-	struct vt_conn *c = vt_conn_new(vi->o.nic, fd, VT_CONNECTING);
-	if (c == NULL) {
-		close(fd);
-		return -1;
-	}
-	c->connect_err = err; /* told by the thread, as an asynchronous failure would be */
-	c->vi = vi;
-	vi->vt = c;
-	return 0;
-}
-
 /* The active connect failed with rc: a peer connect tries again until its timeout (§4). */
 static void active_failed(struct vipl_vi *vi, VIP_RETURN rc)
 {
@@ -178,25 +155,50 @@ static void active_failed(struct vipl_vi *vi, VIP_RETURN rc)
 	vipl_connect_done(vi, vi->mode == CM_PEER_ACTIVE && rc == VIP_NO_MATCH ? VIP_TIMEOUT : rc);
 }
 
-/* The TCP connect of c finished (the socket became writable or failed). */
+/* Refused: nobody listens there (a VIPL that is not up is no match, as on iWARP); no answer
+ * or no route: not reachable (a peer connect keeps trying). err: a positive errno, 0 for a
+ * stream that ended before the answer. */
+static VIP_RETURN connect_failure(const struct vipl_vi *vi, int err)
+{
+	bool refused = err == ECONNREFUSED || err == 0 || err == ECONNRESET;
+	return refused || vi->mode == CM_PEER_ACTIVE ? VIP_NO_MATCH : VIP_NOT_REACHABLE;
+}
+
+int vt_connect(struct vipl_vi *vi)
+{
+	struct sockaddr_in dst;
+	struct rn_conn *rc;
+	vipl_addr_sin(vi->conn_host, &dst);
+	if (vi->o.nic->vt_tp == NULL && softrnic_transport_default(&vi->o.nic->vt_tp) != 0)
+		return -1;
+	int err = rn_tp_connect(vi->o.nic->vt_tp, (struct sockaddr *)&dst, sizeof(dst), &rc);
+	if (err < 0) { /* failed at once: the caller's wait sees the outcome */
+		active_failed(vi, connect_failure(vi, -err));
+		return 0;
+	}
+	struct vt_conn *c = vt_conn_new(vi->o.nic, rc, VT_CONNECTING);
+	if (c == NULL) {
+		rn_conn_abort(rc);
+		return -1;
+	}
+	c->vi = vi;
+	vi->vt = c;
+	return 0;
+}
+
+/* The stream of c changed while connecting: connected (ConnectRequest), failed, or not yet. */
 void vt_on_tcp_connected(struct vt_conn *c)
 {
 	struct vipl_vi *vi = c->vi;
-	int err = 0;
-	socklen_t l = sizeof(err);
-	if (c->connect_err != 0)
-		err = c->connect_err;
-	else if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l) != 0)
-		err = errno;
-	if (err == 0) {
+	int st = c->state == VT_CONNECTING ? rn_conn_connect_status(c->rc) : -ECONNRESET;
+	if (st == -EINPROGRESS)
+		return;
+	if (st == 0) {
 		c->state = VT_PENDING_ACCEPT;
 		if (vt_send_ce(c, vi, VT_CONN_REQ) == 0)
 			return;
 	}
-	/* refused: nobody listens there (a VIPL that is not up is no match, as on iWARP); no
-	 * answer or no route: not reachable */
-	bool refused = err == ECONNREFUSED || err == 0 || err == ECONNRESET;
-	active_failed(vi, refused || vi->mode == CM_PEER_ACTIVE ? VIP_NO_MATCH : VIP_NOT_REACHABLE);
+	active_failed(vi, connect_failure(vi, st < 0 ? -st : 0));
 }
 
 static void remote_attrs(struct vipl_vi *vi, struct vt_conn *c, const struct vt_ce *ce)
@@ -255,26 +257,28 @@ static void on_answer(struct vt_conn *c, const struct vt_hdr *h, const uint8_t *
 
 int vt_listen(struct vipl_nic *nic)
 {
-	if (nic->vt_listen_fd >= 0)
+	if (nic->vt_listener != NULL)
 		return 0;
+	if (nic->vt_tp == NULL && softrnic_transport_default(&nic->vt_tp) != 0)
+		return -1;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct sockaddr_in sin = nic->bind_sin;
 		sin.sin_port = attempt == 0 ? nic->sin.sin_port : 0; /* else any free port */
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
-		if (fd < 0)
-			return -1;
-		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		socklen_t l = sizeof(sin);
-		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-		    listen(fd, VIPL_BACKLOG_MAX) == 0 &&
-		    getsockname(fd, (struct sockaddr *)&sin, &l) == 0) {
-			nic->vt_listen_fd = fd;
-			nic->sin.sin_port = sin.sin_port; /* the NIC's address follows */
-			memcpy(nic->addr + 4, &sin.sin_port, 2);
-			vipl_nic_wake(nic);
-			return 0;
+		struct rn_conn *l;
+		socklen_t len = sizeof(sin);
+		if (rn_tp_listen(nic->vt_tp, (struct sockaddr *)&sin, sizeof(sin), VIPL_BACKLOG_MAX,
+				 &l) != 0)
+			continue;
+		if (rn_conn_local_addr(l, (struct sockaddr *)&sin, &len) != 0) {
+			rn_conn_close(l);
+			continue;
 		}
-		close(fd);
+		nic->vt_listener = l;
+		nic->vt_listen_fd = rn_conn_fd(l);
+		nic->sin.sin_port = sin.sin_port; /* the NIC's address follows */
+		memcpy(nic->addr + 4, &sin.sin_port, 2);
+		vipl_nic_wake(nic);
+		return 0;
 	}
 	return -1;
 }
@@ -282,12 +286,12 @@ int vt_listen(struct vipl_nic *nic)
 void vt_on_listen(struct vipl_nic *nic)
 {
 	for (int i = 0; i < 16; i++) {
-		int fd = accept4(nic->vt_listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		struct rn_conn *rc;
+		if (rn_conn_accept(nic->vt_listener, &rc) != 0)
 			return;
-		struct vt_conn *c = vt_conn_new(nic, fd, VT_INCOMING);
+		struct vt_conn *c = vt_conn_new(nic, rc, VT_INCOMING);
 		if (c == NULL) {
-			close(fd);
+			rn_conn_abort(rc);
 			continue;
 		}
 		c->deadline_ms = vipl_now_ms() + VIPL_BACKLOG_MS; /* §4.3: Incoming times out */
@@ -365,7 +369,7 @@ static void on_client_request(struct vipl_nic *nic, struct vt_conn *c, const str
 	struct sockaddr_in from;
 	socklen_t l = sizeof(from);
 	memset(&from, 0, sizeof(from));
-	(void)getpeername(c->fd, (struct sockaddr *)&from, &l);
+	(void)rn_conn_peer_addr(c->rc, (struct sockaddr *)&from, &l);
 	r->o.kind = VK_CONN;
 	r->o.nic = nic;
 	atomic_fetch_add(&nic->o.refs, 1);
@@ -502,8 +506,9 @@ static void vt_nic_close(struct vipl_nic *nic)
 		nic->vt_dead = c->next;
 		free(c);
 	}
-	if (nic->vt_listen_fd >= 0)
-		close(nic->vt_listen_fd);
+	if (nic->vt_listener != NULL)
+		rn_conn_close(nic->vt_listener);
+	nic->vt_listener = NULL;
 	nic->vt_listen_fd = -1;
 	free(nic->vt_polled);
 	nic->vt_polled = NULL;

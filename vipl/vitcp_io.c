@@ -7,8 +7,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #define VT_READS_PER_WAKE 16     /* recv calls per socket per wake-up: others get their turn */
 
@@ -34,7 +32,9 @@ int vt_fds(struct vipl_nic *nic, struct pollfd *p, int max)
 	}
 	for (struct vt_conn *c = nic->vt_conns; c != NULL && k < max; c = c->next) {
 		short ev = POLLIN;
-		if (c->state == VT_CONNECTING || c->out_off < c->out_len)
+		/* a user-space engine's stream signals every change as readable */
+		if ((c->state == VT_CONNECTING || c->out_off < c->out_len) &&
+		    !rn_conn_ready_as_readable(c->rc))
 			ev |= POLLOUT;
 		p[k] = (struct pollfd){ c->fd, ev, 0 };
 		nic->vt_polled[k++] = c;
@@ -47,10 +47,8 @@ int vt_fds(struct vipl_nic *nic, struct pollfd *p, int max)
 static int readable(struct vipl_nic *nic, struct vt_conn *c)
 {
 	for (int i = 0; i < VT_READS_PER_WAKE; i++) {
-		ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		ssize_t n = rn_conn_recv(c->rc, c->in + c->in_len, sizeof(c->in) - c->in_len);
+		if (n == -EAGAIN)
 			return 0;
 		if (n <= 0)
 			return -1; /* FIN or reset */
@@ -95,7 +93,7 @@ static void closing(struct vt_conn *c)
 		return;
 	}
 	if (c->out_off == c->out_len && !c->shut) {
-		shutdown(c->fd, SHUT_WR); /* our FIN; the peer's ends it (or the deadline) */
+		rn_conn_shutdown_write(c->rc); /* our FIN; the peer's ends it (or the deadline) */
 		c->shut = true;
 	}
 }
@@ -103,13 +101,12 @@ static void closing(struct vt_conn *c)
 static void one(struct vipl_nic *nic, struct vt_conn *c, short rev)
 {
 	if (c->state == VT_CONNECTING) {
-		if (rev & (POLLOUT | POLLERR | POLLHUP))
-			vt_on_tcp_connected(c);
+		vt_on_tcp_connected(c);
 		return;
 	}
 	if (c->state == VT_CLOSING)
 		closing(c);
-	else if ((rev & POLLOUT) && vt_flush(c) != 0)
+	else if (c->out_off < c->out_len && vt_flush(c) != 0)
 		rev |= POLLHUP;
 	if (c->fd < 0)
 		return;

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #define SEG(d, i) ((VIP_DESCRIPTOR_SEGMENT *)((char *)&(d)->CS + sizeof((d)->CS)) + (i))
 
@@ -52,23 +51,21 @@ int vt_queue(struct vt_conn *c, const void *p, size_t len)
 
 int vt_flush(struct vt_conn *c)
 {
-	while (c->fd >= 0 && c->out_off < c->out_len) {
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (c->rc != NULL && c->out_off < c->out_len) {
+		struct iovec iov = { c->out + c->out_off, c->out_len - c->out_off };
+		ssize_t n = rn_conn_sendv(c->rc, &iov, 1);
 		if (n > 0) {
 			c->out_off += (size_t)n;
 			c->tx_total += (uint64_t)n;
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (n == -EAGAIN) {
 			vipl_nic_wake(c->nic); /* the thread polls for room */
 			return 0;
 		}
 		return -1;
 	}
-	return 0;
+	return c->rc != NULL ? 0 : -1;
 }
 
 void vt_hdr_fill(struct vt_conn *c, struct vt_hdr *h, unsigned flags, uint32_t msgno)
