@@ -64,4 +64,17 @@ check "ConnectAccept" 'vitcp.type == 6 && vitcp.ce.mtu > 0 && vitcp.ce.read_wind
 check "ConnectReject" 'vitcp.type == 7 && vitcp.seglen == 24'
 check "ConnectNoMatch" 'vitcp.type == 8'
 check "segments split across one message" 'vitcp.offset > 0'
+# docs/vipl.md's command, as written, from a folder laid out like the source tree
+mkdir -p "$dir/tools/wireshark"
+cp "$lua" "$dir/tools/wireshark/vitcp.lua"
+cp "$dir/cap.pcapng" "$dir/vitcp.pcapng"
+(cd "$dir" &&
+tshark -X lua_script:tools/wireshark/vitcp.lua -o vitcp.ports:1024-65535 -Y vitcp -r vitcp.pcapng
+) >"$dir/doc.out" 2>/dev/null
+if grep -q 'ConnectRequest' "$dir/doc.out" && grep -q 'RdmaWrite' "$dir/doc.out"; then
+	echo "ok: docs/vipl.md's tshark command"
+else
+	echo "FAIL: docs/vipl.md's tshark command decodes no VI/TCP"
+	fails=$((fails + 1))
+fi
 exit $((fails > 0))
