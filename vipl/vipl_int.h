@@ -231,6 +231,7 @@ struct vipl_req {
 	uint8_t calling_len, called_len;
 	struct vt_conn *vt;          /* VI/TCP: the connection the request came on */
 	uint16_t read_window;        /* VI/TCP: the requester's RDMA Read window */
+	uint16_t peer_posted;        /* VI/TCP: the requester's Rx Descriptors Posted */
 	struct vipl_req *next;
 };
 

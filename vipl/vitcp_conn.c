@@ -379,7 +379,7 @@ static void on_client_request(struct vipl_nic *nic, struct vt_conn *c, const str
 	r->flags = pd_flags(ce->attrs);
 	r->mtu = ce->mtu;
 	r->read_window = ce->read_window;
-	r->ack_stag = peer_posted; /* kept for the accept: the requester's receives */
+	r->peer_posted = peer_posted;
 	/* the requester's NIC as it says, else its IP and port as TCP sees them (D269) */
 	memcpy(r->host, &from.sin_addr, 4);
 	memcpy(r->host + 4, &from.sin_port, 2);
@@ -459,7 +459,7 @@ static int vt_accept(struct vipl_vi *vi, struct vipl_req *r)
 			      ((r->flags & PD_F_DFC) ? VT_A_DFC : 0));
 	memcpy(ce.calling, r->calling, r->calling_len);
 	r->vt = NULL;
-	accept_as(vi, c, &ce, (uint16_t)r->ack_stag);
+	accept_as(vi, c, &ce, r->peer_posted);
 	if (vi->state != VIP_STATE_CONNECTED)
 		return -1;
 	vipl_connect_done(vi, VIP_SUCCESS); /* no third message: Connected once Accept went */

@@ -34,6 +34,8 @@ void vt_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, uint32_t status, bool orde
 static void msg_error(struct vipl_vi *vi, uint32_t msgno, uint16_t bits, VIP_ERROR_CODE code)
 {
 	struct vt_conn *c = vi->vt;
+	if (c == NULL)
+		return; /* ended already */
 	if (vi->attr.ReliabilityLevel == VIP_SERVICE_UNRELIABLE) {
 		c->rx.drop = true; /* §2.5.1: this message is lost, the VI stays */
 		return;
@@ -208,6 +210,10 @@ static int rx_read_req(struct vipl_vi *vi, struct vt_conn *c, const struct vt_hd
 	c->rx.active = false;
 	vt_rdma_get(p, &r);
 	if (vi->attr.ReliabilityLevel == VIP_SERVICE_UNRELIABLE || r.length > vi->granted_mtu)
+		return -1;
+	/* answers still queued beyond what the window we offered allows: the peer ignores it
+	 * (§2.2.2.2.6), and would make us hold its Reads' data without bound */
+	if (c->out_len - c->out_off > (size_t)VT_READ_WINDOW * VIPL_MAX_XFER + VT_OUT_MAX)
 		return -1;
 	bool bad = r.length > 0 && rdma_region(vi, &r, 0, r.length, false) == NULL;
 	if (vt_read_respond(vi, h->msgno, &r, bad) != 0)
