@@ -39,6 +39,25 @@ def ce(attrs, calling=b"raw", called=b"echo", mtu=65536, window=4, called_len=No
             struct.pack(">HH", window, cl) + called.ljust(64, b"\0"))
 
 
+def crc32_vitcp(data):
+    """§3.6: generator 0x1DB710641, initial ones, complemented, MSB first (D265)."""
+    c = 0xFFFFFFFF
+    for x in data:
+        c ^= x << 24
+        for _ in range(8):
+            c = ((c << 1) ^ 0xDB710641) if c & 0x80000000 else c << 1
+            c &= 0xFFFFFFFF
+    return c ^ 0xFFFFFFFF
+
+
+def creq_with_crc(attrs, good=True):
+    """A ConnectRequest with the CRC option and its trailer (§3.5, §3.6)."""
+    body = ce(attrs) + struct.pack(">HHH", 1, 4, 0)  # CRC option, End of Option List
+    s = seg(CREQ, body=body, seg_len=HDR + len(body) + 4)
+    c = crc32_vitcp(s) ^ (0 if good else 1)
+    return s + struct.pack(">I", c)
+
+
 def rdma(addr, handle, length):
     return struct.pack(">QII", addr, handle, length)
 
@@ -160,6 +179,15 @@ def main():
             fail("no ConnectNoMatch for an unmatched peer request: %r" % r)
         s.close()
         print("ok: no match")
+        # a ConnectRequest with the CRC option: checked, answered without it (D265)
+        s = connect(srv.port)
+        s.sendall(creq_with_crc(RD | RWE | RRE))
+        r = recv_seg(s)
+        if r is None or r["type"] != CACC or b"\x00\x01\x00\x04" in r["body"][140:]:
+            fail("a ConnectRequest with a good CRC: %r" % r)
+        s.close()
+        print("ok: CRC option")
+        expect_closed(srv, "a ConnectRequest with a bad CRC", creq_with_crc(RD, False), False)
         expect_closed(srv, "garbage before the CE", b"\x09" * 64, False)
         expect_closed(srv, "discriminator length 200",
                       seg(CREQ, body=ce(RD, called_len=200)), False)
