@@ -36,7 +36,7 @@
 #define VIPL_RDV_RETAKE_MS 1000     /* a NIC without the well-known port tries to take it */
 #define VIPL_MAX_REDIRECTS 4        /* a connect follows at most this many redirections */
 #define VIPL_DFC_LOOK_MS 1          /* the NIC thread looks for credits of deferred sends */
-#define VIPL_WIRE_FDS 256         /* sockets of a wire the NIC thread polls (VI/TCP) */
+#define VIPL_WIRE_FDS 2048        /* sockets of a wire the NIC thread polls (VI/TCP) */
 #define VIPL_REGION_BUCKETS 1024    /* memory-handle hash (lookups on every posted segment) */
 
 /* ---- handles ------------------------------------------------------------------------ */
