@@ -190,6 +190,7 @@ void vt_fail(struct vipl_vi *vi, VIP_ERROR_CODE code, uint32_t status, bool orde
 
 /* ---- the NIC thread (vitcp_io.c) --------------------------------------------------------- */
 int vt_fds(struct vipl_nic *nic, struct pollfd *p, int max);
+void vt_dead_free(struct vipl_nic *nic);     /* the closed connections' memory */
 void vt_io(struct vipl_nic *nic, const struct pollfd *p, int n);
 
 #endif

@@ -501,11 +501,7 @@ static void vt_nic_close(struct vipl_nic *nic)
 {
 	while (nic->vt_conns != NULL)
 		vt_conn_close(nic->vt_conns);
-	while (nic->vt_dead != NULL) {
-		struct vt_conn *c = nic->vt_dead;
-		nic->vt_dead = c->next;
-		free(c);
-	}
+	vt_dead_free(nic);
 	if (nic->vt_listener != NULL)
 		rn_conn_close(nic->vt_listener);
 	nic->vt_listener = NULL;

@@ -10,7 +10,7 @@
 
 #define VT_READS_PER_WAKE 16     /* recv calls per socket per wake-up: others get their turn */
 
-int vt_fds(struct vipl_nic *nic, struct pollfd *p, int max)
+void vt_dead_free(struct vipl_nic *nic)
 {
 	while (nic->vt_dead != NULL) {
 		struct vt_conn *c = nic->vt_dead;
@@ -18,6 +18,11 @@ int vt_fds(struct vipl_nic *nic, struct pollfd *p, int max)
 		free(c->out);
 		free(c);
 	}
+}
+
+int vt_fds(struct vipl_nic *nic, struct pollfd *p, int max)
+{
+	vt_dead_free(nic);
 	if (nic->vt_cap < (unsigned)max) {
 		struct vt_conn **n = realloc(nic->vt_polled, (size_t)max * sizeof(*n));
 		if (n == NULL)
