@@ -450,6 +450,14 @@ static int forward(struct vipl_nic *nic, struct rdma_cm_id *id, bool rdv, const 
 	return 0;
 }
 
+int vipl_iwarp_redirect(struct vipl_nic *nic, struct vipl_req *r)
+{
+	if (forward(nic, r->id, true, r->called, r->called_len) != 0)
+		return -1;
+	r->id = NULL;
+	return 0;
+}
+
 static void on_peer_request(struct vipl_nic *nic, struct rdma_cm_id *id, bool rdv,
 			    const struct vipl_pdata *p)
 {
@@ -672,10 +680,8 @@ static int recheck(struct vipl_nic *nic, struct vipl_req *r, uint64_t now)
 	r->recheck_ms = 0;
 	if (r->dead || vipl_reg_local(nic, r->called, r->called_len))
 		return -1;
-	if (forward(nic, r->id, true, r->called, r->called_len) == 0) {
-		r->id = NULL;
+	if (nic->wire->redirect(nic, r) == 0)
 		return 0;
-	}
 	r->recheck_ms = now + VIPL_RDV_RECHECK_MS;
 	return -1;
 }

@@ -270,6 +270,9 @@ struct vipl_wire {
 	int (*accept)(struct vipl_vi *vi, struct vipl_req *r);
 	void (*reject)(struct vipl_nic *nic, struct vipl_req *r, uint8_t kind); /* PD_* */
 	void (*req_release)(struct vipl_req *r);      /* its transport, unanswered */
+	/* a request held at the host's well-known port goes on to the process now waiting for
+	 * it (D241): 0 when it went */
+	int (*redirect)(struct vipl_nic *nic, struct vipl_req *r);
 	void (*conn_end)(struct vipl_vi *vi, uint64_t linger_ms); /* abort the connection */
 	void (*sq_pump)(struct vipl_vi *vi);
 	void (*rq_pump)(struct vipl_vi *vi);
@@ -291,6 +294,9 @@ struct vipl_nic {
 	int vt_listen_fd;            /* VI/TCP: the NIC's listener's fd, -1 */
 	struct rn_conn *vt_listener; /* VI/TCP: the NIC's listener (rn_transport.h) */
 	const struct rn_transport *vt_tp; /* VI/TCP: kernel sockets or the DPDK port */
+	struct rn_conn *vt_rdv;      /* VI/TCP: the host's well-known port, held apart */
+	int vt_rdv_fd;
+	uint64_t vt_rdv_retry_ms;    /* VI/TCP: try to take the well-known port then; 0 never */
 	struct vt_conn *vt_conns, *vt_dead; /* VI/TCP: every connection; closed, to free */
 	struct vt_conn **vt_polled;  /* VI/TCP: the thread's poll set (vitcp_io.c) */
 	unsigned vt_npolled, vt_cap;
@@ -469,6 +475,7 @@ int vipl_iwarp_connect(struct vipl_vi *vi);
 int vipl_iwarp_accept(struct vipl_vi *vi, struct vipl_req *r);
 void vipl_iwarp_reject(struct vipl_nic *nic, struct vipl_req *r, uint8_t kind);
 void vipl_iwarp_req_release(struct vipl_req *r);
+int vipl_iwarp_redirect(struct vipl_nic *nic, struct vipl_req *r);
 void vipl_iwarp_bury_after(struct vipl_vi *vi, uint64_t after_ms);
 void vipl_iwarp_sq_pump(struct vipl_vi *vi);
 void vipl_iwarp_rq_pump(struct vipl_vi *vi);

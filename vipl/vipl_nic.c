@@ -154,7 +154,7 @@ VIPL_EXPORT VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *Ni
 	pthread_cond_init(&nic->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	nic->wire = vipl_wire_choose(&dev);
-	nic->vt_listen_fd = -1;
+	nic->vt_listen_fd = nic->vt_rdv_fd = -1;
 	if (nic->wire == NULL || nic_init(nic, &dev) != 0 || vipl_handle_add(&nic->o) == NULL) {
 		if (nic->thread_started)
 			vipl_thread_stop(nic);

@@ -107,8 +107,6 @@ int vipl_reg_add(struct vipl_nic *nic, const uint8_t *disc, size_t len)
 	r->users = 1;
 	r->next = nic->regs;
 	nic->regs = r;
-	if (nic->wire != &vipl_wire_iwarp)
-		return 0; /* the host's port redirects to iWARP NICs only (docs/vipl.md D275) */
 	if (entry_path(nic, disc, len, path, sizeof(path)) != 0)
 		return -1;
 	dir_make();
@@ -122,8 +120,7 @@ int vipl_reg_add(struct vipl_nic *nic, const uint8_t *disc, size_t len)
 static void reg_unlink(struct vipl_nic *nic, struct vipl_reg *r)
 {
 	char path[1024];
-	if (nic->wire == &vipl_wire_iwarp &&
-	    entry_path(nic, r->disc, r->len, path, sizeof(path)) == 0)
+	if (entry_path(nic, r->disc, r->len, path, sizeof(path)) == 0)
 		(void)unlink(path);
 	for (struct vipl_reg **pp = &nic->regs; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == r) {

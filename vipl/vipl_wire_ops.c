@@ -15,6 +15,7 @@ const struct vipl_wire vipl_wire_iwarp = {
 	.accept = vipl_iwarp_accept,
 	.reject = vipl_iwarp_reject,
 	.req_release = vipl_iwarp_req_release,
+	.redirect = vipl_iwarp_redirect,
 	.conn_end = vipl_iwarp_bury_after,
 	.sq_pump = vipl_iwarp_sq_pump,
 	.rq_pump = vipl_iwarp_rq_pump,

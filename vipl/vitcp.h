@@ -53,6 +53,7 @@ enum vt_type { VT_SEND = 0, VT_RDMA_WRITE = 1, VT_READ_REQ = 2, VT_READ_RESP = 3
 /* softrnic's own options (D269): others ignore them (§3.3), VIPL keeps its semantics */
 #define VT_OPT_NIC_ADDR 0x8001   /* the sender's VIPL NIC address: IPv4 + port (6 octets) */
 #define VT_OPT_TIMEOUT 0x8002    /* ConnectRequest: how long the requester still waits, ms */
+#define VT_OPT_REDIRECT 0x8003   /* ConnectReject: connect to this NIC instead (6 octets) */
 
 struct vt_hdr {
 	uint8_t version, flags;      /* flags: Eom IdV TrE + type */
@@ -73,8 +74,9 @@ struct vt_ce {
 	uint8_t calling_len, called_len;
 	uint8_t calling[VIPL_MAX_DISC], called[VIPL_MAX_DISC];
 	bool crc, urgent;            /* options present */
-	bool has_addr, has_timeout;  /* softrnic's options present */
+	bool has_addr, has_timeout, has_redirect; /* softrnic's options present */
 	uint8_t addr[VIPL_ADDR_LEN];
+	uint8_t redirect[VIPL_ADDR_LEN];
 	uint32_t timeout_ms;
 };
 
@@ -142,6 +144,7 @@ struct vt_conn {
 	unsigned reads_out;          /* ours outstanding */
 	unsigned reads_in;           /* the peer's we answered since (never more than ours) */
 	bool shut;                   /* CLOSING: our FIN went */
+	bool at_rdv;                 /* came in at the host's well-known port */
 	struct vt_rx_msg rx;         /* the Send / RDMA Write arriving */
 	struct vt_rx_msg resp;       /* the RDMA Read Response arriving (may interleave) */
 	uint32_t rx_expect;          /* the next message number the peer must use */
@@ -154,7 +157,17 @@ void vt_conn_close(struct vt_conn *c);
 void vt_close_after(struct vt_conn *c, uint64_t ms);
 void vt_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
 int vt_listen(struct vipl_nic *nic);
-void vt_on_listen(struct vipl_nic *nic);        /* the listening socket is readable */
+/* a listener is readable: rdv says it is the host's well-known port */
+void vt_on_listen(struct vipl_nic *nic, struct rn_conn *l, bool rdv);
+struct rn_conn *vt_listen_at(struct vipl_nic *nic, uint16_t port, uint16_t *bound);
+
+/* ---- the host's well-known port (vitcp_rdv.c) -------------------------------------------- */
+void vt_rdv_take(struct vipl_nic *nic, uint64_t now);
+void vt_rdv_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
+bool vt_at_rdv(const struct vt_conn *c);
+/* A request on c for called, at the well-known port, that another process waits for: sent
+ * there with a ConnectReject naming its NIC (D276), c closing; 0 when it went. */
+int vt_forward(struct vt_conn *c, const uint8_t *called, size_t called_len);
 int vt_connect(struct vipl_vi *vi);
 void vt_on_tcp_connected(struct vt_conn *c);    /* an active TCP connect ended (or failed) */
 /* A CE message of this side (ConnectRequest / Accept / Reject / NoMatch). */

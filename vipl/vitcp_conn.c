@@ -228,6 +228,16 @@ static void on_answer(struct vt_conn *c, const struct vt_hdr *h, const uint8_t *
 	struct vipl_vi *vi = c->vi;
 	struct vt_ce ce;
 	unsigned t = vt_type(h);
+	if (t == VT_CONN_REJECT && vt_ce_get(body, len, &ce) == 0 && ce.has_redirect &&
+	    vi->redirects < VIPL_MAX_REDIRECTS) {
+		/* the host's well-known port sends us on to the process that waits (D276) */
+		vi->redirects++;
+		vt_conn_close(c);
+		memcpy(vi->conn_host, ce.redirect, VIPL_ADDR_LEN);
+		if (vt_connect(vi) != 0)
+			active_failed(vi, VIP_ERROR_RESOURCE);
+		return;
+	}
 	if (t == VT_CONN_REJECT) {
 		active_failed(vi, VIP_REJECT);
 		return;
@@ -255,39 +265,48 @@ static void on_answer(struct vt_conn *c, const struct vt_hdr *h, const uint8_t *
 
 /* ---- passive side ---------------------------------------------------------------------- */
 
+/* A listener at the NIC's bind address and port (network order; 0: any), *bound its port. */
+struct rn_conn *vt_listen_at(struct vipl_nic *nic, uint16_t port, uint16_t *bound)
+{
+	struct sockaddr_in sin = nic->bind_sin;
+	struct rn_conn *l;
+	socklen_t len = sizeof(sin);
+	sin.sin_port = port;
+	if (rn_tp_listen(nic->vt_tp, (struct sockaddr *)&sin, sizeof(sin), VIPL_BACKLOG_MAX, &l) != 0)
+		return NULL;
+	if (rn_conn_local_addr(l, (struct sockaddr *)&sin, &len) != 0) {
+		rn_conn_close(l);
+		return NULL;
+	}
+	*bound = sin.sin_port;
+	vipl_nic_wake(nic); /* a new descriptor for the thread */
+	return l;
+}
+
 int vt_listen(struct vipl_nic *nic)
 {
 	if (nic->vt_listener != NULL)
 		return 0;
 	if (nic->vt_tp == NULL && softrnic_transport_default(&nic->vt_tp) != 0)
 		return -1;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		struct sockaddr_in sin = nic->bind_sin;
-		sin.sin_port = attempt == 0 ? nic->sin.sin_port : 0; /* else any free port */
-		struct rn_conn *l;
-		socklen_t len = sizeof(sin);
-		if (rn_tp_listen(nic->vt_tp, (struct sockaddr *)&sin, sizeof(sin), VIPL_BACKLOG_MAX,
-				 &l) != 0)
-			continue;
-		if (rn_conn_local_addr(l, (struct sockaddr *)&sin, &len) != 0) {
-			rn_conn_close(l);
-			continue;
-		}
-		nic->vt_listener = l;
-		nic->vt_listen_fd = rn_conn_fd(l);
-		nic->sin.sin_port = sin.sin_port; /* the NIC's address follows */
-		memcpy(nic->addr + 4, &sin.sin_port, 2);
-		vipl_nic_wake(nic);
-		return 0;
-	}
-	return -1;
+	uint16_t port;
+	struct rn_conn *l = vt_listen_at(nic, nic->sin.sin_port, &port);
+	if (l == NULL)
+		l = vt_listen_at(nic, 0, &port); /* else any free port */
+	if (l == NULL)
+		return -1;
+	nic->vt_listener = l;
+	nic->vt_listen_fd = rn_conn_fd(l);
+	nic->sin.sin_port = port; /* the NIC's address follows */
+	memcpy(nic->addr + 4, &port, 2);
+	return 0;
 }
 
-void vt_on_listen(struct vipl_nic *nic)
+void vt_on_listen(struct vipl_nic *nic, struct rn_conn *l, bool rdv)
 {
 	for (int i = 0; i < 16; i++) {
 		struct rn_conn *rc;
-		if (rn_conn_accept(nic->vt_listener, &rc) != 0)
+		if (rn_conn_accept(l, &rc) != 0)
 			return;
 		struct vt_conn *c = vt_conn_new(nic, rc, VT_INCOMING);
 		if (c == NULL) {
@@ -295,6 +314,7 @@ void vt_on_listen(struct vipl_nic *nic)
 			continue;
 		}
 		c->deadline_ms = vipl_now_ms() + VIPL_BACKLOG_MS; /* §4.3: Incoming times out */
+		c->at_rdv = rdv;
 	}
 }
 
@@ -346,7 +366,8 @@ static void on_peer_request(struct vipl_nic *nic, struct vt_conn *c, const struc
 {
 	struct vipl_vi *vi = peer_waiter(nic, ce);
 	if (vi == NULL) {
-		refuse(c, VT_CONN_NOMATCH); /* §4: the active side tries again */
+		if (vt_forward(c, ce->called, ce->called_len) != 0)
+			refuse(c, VT_CONN_NOMATCH); /* §4: the active side tries again */
 	} else if (level_of(ce->attrs) != vi->attr.ReliabilityLevel) {
 		refuse(c, VT_CONN_REJECT);
 		vipl_connect_done(vi, VIP_INVALID_RELIABILITY_LEVEL);
@@ -361,6 +382,8 @@ static void on_peer_request(struct vipl_nic *nic, struct vt_conn *c, const struc
 static void on_client_request(struct vipl_nic *nic, struct vt_conn *c, const struct vt_ce *ce,
 			      uint16_t peer_posted)
 {
+	if (vt_forward(c, ce->called, ce->called_len) == 0)
+		return;
 	struct vipl_req *r = nic->nreqs < VIPL_BACKLOG_MAX ? calloc(1, sizeof(*r)) : NULL;
 	if (r == NULL) {
 		refuse(c, VT_CONN_NOMATCH);
@@ -373,8 +396,10 @@ static void on_client_request(struct vipl_nic *nic, struct vt_conn *c, const str
 	r->o.kind = VK_CONN;
 	r->o.nic = nic;
 	atomic_fetch_add(&nic->o.refs, 1);
-	r->expires_ms = vipl_now_ms() + vipl_hold_ms(ce->has_timeout ? ce->timeout_ms :
-							   PD_TIMEOUT_INFINITE);
+	uint64_t now = vipl_now_ms();
+	r->expires_ms = now + vipl_hold_ms(ce->has_timeout ? ce->timeout_ms : PD_TIMEOUT_INFINITE);
+	if (vt_at_rdv(c) && !vipl_reg_local(nic, ce->called, ce->called_len))
+		r->recheck_ms = now + VIPL_RDV_RECHECK_MS; /* its process may wait for it later */
 	r->rel = (uint8_t)level_of(ce->attrs);
 	r->flags = pd_flags(ce->attrs);
 	r->mtu = ce->mtu;
@@ -442,7 +467,19 @@ void vt_on_ce(struct vipl_nic *nic, struct vt_conn *c, const struct vt_hdr *h,
 
 static int vt_open(struct vipl_nic *nic)
 {
-	return vt_listen(nic);
+	int rc = vt_listen(nic);
+	vt_rdv_take(nic, vipl_now_ms());
+	return rc;
+}
+
+static int vt_redirect(struct vipl_nic *nic, struct vipl_req *r)
+{
+	(void)nic;
+	struct vt_conn *c = r->vt;
+	if (c == NULL || vt_forward(c, r->called, r->called_len) != 0)
+		return -1;
+	r->vt = NULL;
+	return 0;
 }
 
 static int vt_accept(struct vipl_vi *vi, struct vipl_req *r)
@@ -504,8 +541,10 @@ static void vt_nic_close(struct vipl_nic *nic)
 	vt_dead_free(nic);
 	if (nic->vt_listener != NULL)
 		rn_conn_close(nic->vt_listener);
-	nic->vt_listener = NULL;
-	nic->vt_listen_fd = -1;
+	if (nic->vt_rdv != NULL)
+		rn_conn_close(nic->vt_rdv);
+	nic->vt_listener = nic->vt_rdv = NULL;
+	nic->vt_listen_fd = nic->vt_rdv_fd = -1;
 	free(nic->vt_polled);
 	nic->vt_polled = NULL;
 	nic->vt_npolled = nic->vt_cap = 0;
@@ -519,6 +558,7 @@ const struct vipl_wire vipl_wire_vitcp = {
 	.accept = vt_accept,
 	.reject = vt_reject,
 	.req_release = vt_req_release,
+	.redirect = vt_redirect,
 	.conn_end = vt_conn_end,
 	.sq_pump = vt_sq_pump,
 	.rq_pump = vt_rq_pump,

@@ -35,6 +35,10 @@ int vt_fds(struct vipl_nic *nic, struct pollfd *p, int max)
 		p[k] = (struct pollfd){ nic->vt_listen_fd, POLLIN, 0 };
 		nic->vt_polled[k++] = NULL;
 	}
+	if (nic->vt_rdv_fd >= 0 && k < max) {
+		p[k] = (struct pollfd){ nic->vt_rdv_fd, POLLIN, 0 };
+		nic->vt_polled[k++] = NULL;
+	}
 	for (struct vt_conn *c = nic->vt_conns; c != NULL && k < max; c = c->next) {
 		short ev = POLLIN;
 		/* a user-space engine's stream signals every change as readable */
@@ -139,7 +143,9 @@ void vt_io(struct vipl_nic *nic, const struct pollfd *p, int n)
 		struct vt_conn *c = nic->vt_polled[i];
 		if (c == NULL) {
 			if (p[i].fd == nic->vt_listen_fd)
-				vt_on_listen(nic);
+				vt_on_listen(nic, nic->vt_listener, false);
+			else if (p[i].fd == nic->vt_rdv_fd)
+				vt_on_listen(nic, nic->vt_rdv, true);
 			continue;
 		}
 		if (c->fd == p[i].fd) /* else closed since the poll set was built */
@@ -149,6 +155,7 @@ void vt_io(struct vipl_nic *nic, const struct pollfd *p, int n)
 
 void vt_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 {
+	vt_rdv_timers(nic, now, next);
 	for (struct vt_conn *c = nic->vt_conns, *n; c != NULL; c = n) {
 		n = c->next;
 		if (c->state != VT_INCOMING && c->state != VT_CLOSING)

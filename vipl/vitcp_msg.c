@@ -71,6 +71,12 @@ size_t vt_ce_put(uint8_t *p, const struct vt_ce *c)
 		memcpy(p + n + 4, c->addr, VIPL_ADDR_LEN);
 		n += 4 + VIPL_ADDR_LEN;
 	}
+	if (c->has_redirect) {
+		put16(p + n, VT_OPT_REDIRECT);
+		put16(p + n + 2, 4 + VIPL_ADDR_LEN);
+		memcpy(p + n + 4, c->redirect, VIPL_ADDR_LEN);
+		n += 4 + VIPL_ADDR_LEN;
+	}
 	if (c->has_timeout) {
 		put16(p + n, VT_OPT_TIMEOUT);
 		put16(p + n + 2, 8);
@@ -112,6 +118,9 @@ static int ce_options(const uint8_t *p, size_t len, struct vt_ce *c)
 		} else if (type == VT_OPT_NIC_ADDR && olen == 4 + VIPL_ADDR_LEN) {
 			c->has_addr = true;
 			memcpy(c->addr, p + i + 4, VIPL_ADDR_LEN);
+		} else if (type == VT_OPT_REDIRECT && olen == 4 + VIPL_ADDR_LEN) {
+			c->has_redirect = true;
+			memcpy(c->redirect, p + i + 4, VIPL_ADDR_LEN);
 		} else if (type == VT_OPT_TIMEOUT && olen == 8) {
 			c->has_timeout = true;
 			c->timeout_ms = get32(p + i + 4);
