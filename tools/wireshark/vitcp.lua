@@ -12,7 +12,9 @@ local types = {
   [4] = "NOP", [5] = "ConnectRequest", [6] = "ConnectAccept", [7] = "ConnectReject",
   [8] = "ConnectNoMatch",
 }
-local opt_types = { [0] = "End of Option List", [1] = "CRC", [2] = "Urgent Marker" }
+local opt_types = { [0] = "End of Option List", [1] = "CRC", [2] = "Urgent Marker",
+  [0x8001] = "softrnic: NIC address", [0x8002] = "softrnic: requester's wait (ms)",
+  [0x8003] = "softrnic: redirect to NIC" }
 
 local f = p.fields
 f.version = ProtoField.uint8("vitcp.version", "Version")
@@ -121,6 +123,10 @@ local function segment(buf, pinfo, tree)
       t:add(f.crc, buf(stop, 4))
     end
     at = stop
+  elseif ty == 7 and len >= HDR + 140 then
+    -- softrnic's redirection (docs/vipl.md D276): a CE header with the redirect option
+    ce(buf, t, at, len)
+    at = len
   elseif (ty == 7 or ty == 8) and len == HDR + 4 then
     t:add(f.crc, buf(HDR, 4))
     at = len
