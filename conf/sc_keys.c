@@ -36,6 +36,14 @@ static int check_spin_us(const char *v, char *why, size_t wl)
 	return check_uint(v, 1000000, why, wl);
 }
 
+static int check_vipl_wire(const char *v, char *why, size_t wl)
+{
+	if (strcmp(v, "iwarp") == 0 || strcmp(v, "vitcp") == 0)
+		return 0;
+	snprintf(why, wl, "'%s' is not a VIPL wire (allowed: iwarp, vitcp)", v);
+	return -EINVAL;
+}
+
 static int check_bool01(const char *v, char *why, size_t wl)
 {
 	return check_uint(v, 1, why, wl);
@@ -47,8 +55,9 @@ const struct sc_key sc_keys[SC_NKEYS] = {
 	{ "keepalive", NULL },
 	/* MPA options of rdma_cm connections (verbs/rdmacm/rcm_mpa_env.c) */
 	{ "mpa", NULL },
-	/* VIPL (vipl/vipl_addr.c, vipl/vipl_comp.c, vipl/vipl_registry.c) */
+	/* VIPL (vipl/vipl_addr.c, vipl/vipl_comp.c, vipl/vipl_registry.c, vipl/vipl_wire_ops.c) */
 	{ "vipl_addr", NULL },
+	{ "vipl_wire", check_vipl_wire },
 	{ "vipl_spin_us", check_spin_us },
 	{ "vipl_rundir", NULL },
 	/* the DPDK port (dpdk/dpdk_cfg.c): a file of its own, then each key of it */

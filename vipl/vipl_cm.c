@@ -98,6 +98,10 @@ static void conn_destroy(struct vipl_conn *c)
 /* Abort the connection now (the NIC thread, or an API call that must not wait). */
 void vipl_conn_teardown(struct vipl_vi *vi)
 {
+	if (vi->o.nic->wire != &vipl_wire_iwarp) {
+		vi->o.nic->wire->conn_end(vi, 0);
+		return;
+	}
 	vipl_arm_forget(vi);
 	conn_destroy(&vi->c);
 	vi->sq.inflight = vi->rq.inflight = 0;
@@ -106,7 +110,7 @@ void vipl_conn_teardown(struct vipl_vi *vi)
 /* Hand the connection to the NIC thread to destroy after_ms from now: an API call that gives
  * up (timeout, Disconnect) returns at once instead of waiting for the stream's teardown.
  * Completions still in its CQ are never looked at (no VI names the CQ any more). */
-void vipl_conn_bury_after(struct vipl_vi *vi, uint64_t after_ms)
+void vipl_iwarp_bury_after(struct vipl_vi *vi, uint64_t after_ms)
 {
 	struct vipl_nic *nic = vi->o.nic;
 	struct vipl_grave *g = calloc(1, sizeof(*g));
@@ -125,17 +129,17 @@ void vipl_conn_bury_after(struct vipl_vi *vi, uint64_t after_ms)
 	vipl_nic_wake(nic);
 }
 
-void vipl_conn_bury(struct vipl_vi *vi)
+void vipl_iwarp_req_release(struct vipl_req *r)
 {
-	vipl_conn_bury_after(vi, 0);
+	if (r->id != NULL)
+		rdma_destroy_id(r->id);
+	r->id = NULL;
 }
 
 void vipl_req_free(struct vipl_req *r)
 {
 	struct vipl_nic *nic = r->o.nic;
-	if (r->id != NULL)
-		rdma_destroy_id(r->id);
-	r->id = NULL;
+	nic->wire->req_release(r);
 	if (r->o.handle != NULL) {
 		vipl_handle_remove(&r->o); /* frees it with the last reference */
 	} else {
@@ -156,7 +160,7 @@ static void req_unlink(struct vipl_nic *nic, struct vipl_req *r)
 
 /* What the server is told of the requester's wait: the time left (ms), so it can answer
  * NO_MATCH before the requester gives up (vipl_hold_ms). */
-static uint32_t requester_timeout(const struct vipl_vi *vi)
+uint32_t vipl_requester_timeout(const struct vipl_vi *vi)
 {
 	uint64_t now = vipl_now_ms();
 	if (vi->deadline_ms == 0)
@@ -170,7 +174,7 @@ static uint32_t requester_timeout(const struct vipl_vi *vi)
 /* How long an unmatched request is held for a ConnectWait to come: half the requester's
  * remaining wait, at most VIPL_BACKLOG_MS; so the requester hears NO_MATCH (VIPL 1.0) while it
  * still waits, in time to try again. */
-static uint64_t hold_ms(uint32_t timeout_ms)
+uint64_t vipl_hold_ms(uint32_t timeout_ms)
 {
 	uint64_t half = timeout_ms == PD_TIMEOUT_INFINITE ? VIPL_BACKLOG_MS : timeout_ms / 2;
 	return half < VIPL_BACKLOG_MS ? half : VIPL_BACKLOG_MS;
@@ -191,7 +195,7 @@ size_t vipl_pdata_for(struct vipl_vi *vi, uint8_t kind, uint8_t *buf, size_t cap
 			p.ack_stag = vi->c.ack_mr->rkey;
 		}
 		memcpy(p.host, vi->o.nic->addr, VIPL_ADDR_LEN);
-		p.timeout_ms = requester_timeout(vi);
+		p.timeout_ms = vipl_requester_timeout(vi);
 		p.calling_len = (uint8_t)vi->local_disc_len;
 		memcpy(p.calling, vi->local_disc, vi->local_disc_len);
 		p.called_len = (uint8_t)vi->remote_disc_len;
@@ -225,6 +229,14 @@ static void bury_id(struct vipl_nic *nic, struct rdma_cm_id *id)
 	g->next = nic->graves;
 	nic->graves = g;
 	vipl_nic_wake(nic);
+}
+
+void vipl_iwarp_reject(struct vipl_nic *nic, struct vipl_req *r, uint8_t kind)
+{
+	if (r->id == NULL)
+		return;
+	vipl_reject(nic, r->id, kind);
+	r->id = NULL;
 }
 
 void vipl_redirect(struct vipl_nic *nic, struct rdma_cm_id *id, const uint8_t *host)
@@ -358,6 +370,19 @@ int vipl_accept_on(struct vipl_vi *vi, struct rdma_cm_id *id, const struct vipl_
 	return 0;
 }
 
+/* VipConnectAccept of a claimed request r on the iWARP wire. */
+int vipl_iwarp_accept(struct vipl_vi *vi, struct vipl_req *r)
+{
+	struct vipl_pdata p = { .rel = r->rel, .flags = r->flags, .mtu = r->mtu,
+		.ack_va = r->ack_va, .ack_stag = r->ack_stag, .calling_len = r->calling_len };
+	memcpy(p.calling, r->calling, r->calling_len);
+	memcpy(p.host, r->host, VIPL_ADDR_LEN);
+	if (vipl_accept_on(vi, r->id, &p) != 0)
+		return -1;
+	r->id = NULL; /* the VI's connection now */
+	return 0;
+}
+
 /* Resolve and connect to vi->conn_host; the rest follows from the id's events (on_active). */
 static int connect_to(struct vipl_vi *vi)
 {
@@ -379,10 +404,8 @@ static int connect_to(struct vipl_vi *vi)
 }
 
 /* A new attempt at the address the application named. */
-int vipl_start_connect(struct vipl_vi *vi)
+int vipl_iwarp_connect(struct vipl_vi *vi)
 {
-	memcpy(vi->conn_host, vi->remote_host, VIPL_ADDR_LEN);
-	vi->redirects = 0;
 	return connect_to(vi);
 }
 
@@ -427,6 +450,14 @@ static int forward(struct vipl_nic *nic, struct rdma_cm_id *id, bool rdv, const 
 	return 0;
 }
 
+int vipl_iwarp_redirect(struct vipl_nic *nic, struct vipl_req *r)
+{
+	if (forward(nic, r->id, true, r->called, r->called_len) != 0)
+		return -1;
+	r->id = NULL;
+	return 0;
+}
+
 static void on_peer_request(struct vipl_nic *nic, struct rdma_cm_id *id, bool rdv,
 			    const struct vipl_pdata *p)
 {
@@ -461,7 +492,7 @@ static void on_client_request(struct vipl_nic *nic, struct rdma_cm_id *id, bool 
 	atomic_fetch_add(&nic->o.refs, 1);
 	r->id = id;
 	uint64_t now = vipl_now_ms();
-	r->expires_ms = now + hold_ms(p->timeout_ms);
+	r->expires_ms = now + vipl_hold_ms(p->timeout_ms);
 	if (rdv && !vipl_reg_local(nic, p->called, p->called_len))
 		r->recheck_ms = now + VIPL_RDV_RECHECK_MS;
 	r->rel = p->rel;
@@ -649,10 +680,8 @@ static int recheck(struct vipl_nic *nic, struct vipl_req *r, uint64_t now)
 	r->recheck_ms = 0;
 	if (r->dead || vipl_reg_local(nic, r->called, r->called_len))
 		return -1;
-	if (forward(nic, r->id, true, r->called, r->called_len) == 0) {
-		r->id = NULL;
+	if (nic->wire->redirect(nic, r) == 0)
 		return 0;
-	}
 	r->recheck_ms = now + VIPL_RDV_RECHECK_MS;
 	return -1;
 }
@@ -667,10 +696,8 @@ void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 		if (!r->claimed && (r->dead || now >= r->expires_ms)) {
 			*pp = r->next;
 			nic->nreqs--;
-			if (!r->dead) {
-				vipl_reject(nic, r->id, PD_NO_MATCH);
-				r->id = NULL;
-			}
+			if (!r->dead)
+				nic->wire->reject(nic, r, PD_NO_MATCH);
 			vipl_req_free(r);
 			continue;
 		}
@@ -689,6 +716,8 @@ void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next)
 	}
 	vipl_rdv_timers(nic, now, next);
 	vipl_dfc_timers(nic, now, next);
+	if (nic->wire->timers != NULL)
+		nic->wire->timers(nic, now, next);
 	if (nic->npeer == 0)
 		return; /* no peer connect in progress: nothing to scan */
 	unsigned seen = 0, total = nic->npeer;

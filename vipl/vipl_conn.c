@@ -7,8 +7,6 @@
 #include <errno.h>
 #include <string.h>
 
-int vipl_accept_on(struct vipl_vi *vi, struct rdma_cm_id *id, const struct vipl_pdata *p);
-
 static struct vipl_vi *vi_get(void *h)
 {
 	return (struct vipl_vi *)vipl_handle_get(h, VK_VI);
@@ -112,7 +110,7 @@ VIPL_EXPORT VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS 
 	uint64_t dl = vipl_deadline(Timeout);
 	const uint8_t *disc = LocalAddr->HostAddress + LocalAddr->HostAddressLen;
 	pthread_mutex_lock(&nic->lock);
-	if (vipl_listen(nic) != 0) {
+	if (nic->wire->listen(nic) != 0) {
 		rc = VIP_ERROR_RESOURCE;
 	} else {
 		/* other processes' requests for it reach this one through the host's port */
@@ -182,20 +180,15 @@ VIPL_EXPORT VIP_RETURN VipConnectAccept(VIP_CONN_HANDLE ConnHandle, VIP_VI_HANDL
 		rc = VIP_ERROR_RESOURCE; /* the requester is gone */
 		req_drop(nic, r);
 	} else {
-		struct vipl_pdata p = { .rel = r->rel, .flags = r->flags, .mtu = r->mtu,
-			.ack_va = r->ack_va, .ack_stag = r->ack_stag, .calling_len = r->calling_len };
-		memcpy(p.calling, r->calling, r->calling_len);
-		memcpy(p.host, r->host, VIPL_ADDR_LEN);
 		vi->local_disc_len = r->called_len;
 		memcpy(vi->local_disc, r->called, r->called_len);
 		memcpy(vi->remote_host, r->host, VIPL_ADDR_LEN);
 		vi->mode = CM_ACCEPT;
 		vi->result = VIP_NOT_DONE;
-		if (vipl_accept_on(vi, r->id, &p) != 0) {
+		if (nic->wire->accept(vi, r) != 0) {
 			vi->mode = CM_NONE;
 			rc = VIP_ERROR_RESOURCE;
 		} else {
-			r->id = NULL; /* the VI's connection now */
 			req_drop(nic, r);
 			rc = wait_connect(vi, vipl_now_ms() + VIPL_ACCEPT_MS); /* VIA §5.1 */
 		}
@@ -218,10 +211,8 @@ VIPL_EXPORT VIP_RETURN VipConnectReject(VIP_CONN_HANDLE ConnHandle)
 	VIP_RETURN rc = VIP_INVALID_PARAMETER;
 	pthread_mutex_lock(&nic->lock);
 	if (!r->o.dead) {
-		if (!r->dead && r->id != NULL) {
-			vipl_reject(nic, r->id, PD_REJECT);
-			r->id = NULL;
-		}
+		if (!r->dead)
+			nic->wire->reject(nic, r, PD_REJECT);
 		req_drop(nic, r);
 		rc = VIP_SUCCESS;
 	}
@@ -306,7 +297,7 @@ VIPL_EXPORT VIP_RETURN VipConnectPeerRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADD
 		vi->mode = CM_PEER_PASSIVE;
 		nic->npeer++;
 		(void)vipl_reg_add(nic, vi->local_disc, vi->local_disc_len);
-		if (vipl_listen(nic) != 0) {
+		if (nic->wire->listen(nic) != 0) {
 			vipl_connect_done(vi, VIP_ERROR_RESOURCE);
 			vi->peer = false;
 			rc = VIP_ERROR_RESOURCE;

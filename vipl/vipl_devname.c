@@ -4,6 +4,7 @@
  *   M-VIA (Ethernet devices) /dev/via_eth0../dev/via_eth7  unit N
  *   M-VIA (loopback device)  /dev/via_lo                unit 0 on 127.0.0.1 (kernel sockets)
  *   Giganet cLAN             /dev/clanvi0../dev/clanvi7    unit N
+ *   softrnic VI/TCP          vitcp0..vitcp7             unit N on the VI/TCP wire
  * NULL means unit 0 (VIPL 1.0: the default NIC). M-VIA's via_lo reaches only VIs of the same
  * host, as the loopback address does, so it is unit 0 bound to 127.0.0.1. */
 #include "vipl_int.h"
@@ -26,6 +27,7 @@ int vipl_devname_parse(const char *name, struct vipl_devname *out)
 
 	out->unit = 0;
 	out->loopback = false;
+	out->vitcp = false;
 	if (name == NULL)
 		return 0;
 	for (size_t i = 0; i < sizeof(unit0) / sizeof(unit0[0]); i++)
@@ -33,6 +35,12 @@ int vipl_devname_parse(const char *name, struct vipl_devname *out)
 			return 0;
 	if (strcmp(name, "/dev/via_lo") == 0) {
 		out->loopback = true;
+		return 0;
+	}
+	int vt = numbered(name, "vitcp");
+	if (vt >= 0) { /* softrnic's VI/TCP NICs (docs/vipl.md "Two wires") */
+		out->unit = vt;
+		out->vitcp = true;
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {

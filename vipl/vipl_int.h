@@ -36,6 +36,7 @@
 #define VIPL_RDV_RETAKE_MS 1000     /* a NIC without the well-known port tries to take it */
 #define VIPL_MAX_REDIRECTS 4        /* a connect follows at most this many redirections */
 #define VIPL_DFC_LOOK_MS 1          /* the NIC thread looks for credits of deferred sends */
+#define VIPL_WIRE_FDS 2048        /* sockets of a wire the NIC thread polls (VI/TCP) */
 #define VIPL_REGION_BUCKETS 1024    /* memory-handle hash (lookups on every posted segment) */
 
 /* ---- handles ------------------------------------------------------------------------ */
@@ -122,6 +123,9 @@ struct vipl_wqe {
 	unsigned op;             /* VIP_CONTROL_OP_* */
 	bool fence, recv;
 	uint16_t nseg;           /* SegCount as validated at post (the bounce scatter's bound) */
+	uint32_t msgno;          /* VI/TCP: the message number it went out with */
+	uint64_t tx_end;         /* VI/TCP: the stream octet its last segment ends at */
+	uint32_t filled;         /* VI/TCP: octets placed so far (a receive, a Read) */
 	uint64_t rr_seq;         /* RR: this message's number among those that take a receive of
 	                          * the peer (vipl_rr.c); 0 for the others */
 	void *bounce;            /* copy buffer when the segments exceed the QP's SGE limit */
@@ -206,6 +210,7 @@ struct vipl_vi {
 	uint32_t rearm_gap_us;       /* unarmed: the current look interval (doubles) */
 	bool unarmed;                /* the verbs CQ is not armed (the application polls) */
 	unsigned waiters;            /* application threads inside a Done / Wait loop on it */
+	struct vt_conn *vt;          /* VI/TCP: the connection (vitcp.h); NULL on iWARP */
 	struct vipl_vi *next;
 };
 
@@ -224,6 +229,9 @@ struct vipl_req {
 	uint8_t host[VIPL_ADDR_LEN];
 	uint8_t calling[VIPL_MAX_DISC], called[VIPL_MAX_DISC];
 	uint8_t calling_len, called_len;
+	struct vt_conn *vt;          /* VI/TCP: the connection the request came on */
+	uint16_t read_window;        /* VI/TCP: the requester's RDMA Read window */
+	uint16_t peer_posted;        /* VI/TCP: the requester's Rx Descriptors Posted */
 	struct vipl_req *next;
 };
 
@@ -250,8 +258,48 @@ struct vipl_call {
 	struct vipl_call *next;
 };
 
+/* The wire a NIC speaks (docs/vipl.md "Two wires"): VIPL's handles, descriptors, queues, CQs,
+ * memory and VIA semantics are shared; connection setup, posting and the receive side are the
+ * wire's. Chosen at VipOpenNic, fixed for the NIC's life. NIC lock held in every call. */
+struct pollfd;
+struct vipl_wire {
+	const char *name;
+	int (*open)(struct vipl_nic *nic);            /* VipOpenNic: listen at once */
+	int (*listen)(struct vipl_nic *nic);          /* the NIC's listener (idempotent) */
+	int (*connect)(struct vipl_vi *vi);           /* to vi->remote_host (client / peer) */
+	int (*accept)(struct vipl_vi *vi, struct vipl_req *r);
+	void (*reject)(struct vipl_nic *nic, struct vipl_req *r, uint8_t kind); /* PD_* */
+	void (*req_release)(struct vipl_req *r);      /* its transport, unanswered */
+	/* a request held at the host's well-known port goes on to the process now waiting for
+	 * it (D241): 0 when it went */
+	int (*redirect)(struct vipl_nic *nic, struct vipl_req *r);
+	void (*conn_end)(struct vipl_vi *vi, uint64_t linger_ms); /* abort the connection */
+	void (*sq_pump)(struct vipl_vi *vi);
+	void (*rq_pump)(struct vipl_vi *vi);
+	/* the thread's descriptors beside its own three, and their events (optional) */
+	int (*fds)(struct vipl_nic *nic, struct pollfd *p, int max);
+	void (*io)(struct vipl_nic *nic, const struct pollfd *p, int n);
+	void (*timers)(struct vipl_nic *nic, uint64_t now, uint64_t *next);
+	void (*close)(struct vipl_nic *nic);          /* VipCloseNic, after the VIs went */
+};
+extern const struct vipl_wire vipl_wire_iwarp, vipl_wire_vitcp;
+/* The wire of a NIC opened as dev: the device name's, else SOFTRNIC_VIPL_WIRE, else iWARP;
+ * NULL when the setting names no wire. */
+struct vipl_devname;
+const struct vipl_wire *vipl_wire_choose(const struct vipl_devname *dev);
+
 struct vipl_nic {
 	struct vipl_obj o;
+	const struct vipl_wire *wire;
+	int vt_listen_fd;            /* VI/TCP: the NIC's listener's fd, -1 */
+	struct rn_conn *vt_listener; /* VI/TCP: the NIC's listener (rn_transport.h) */
+	const struct rn_transport *vt_tp; /* VI/TCP: kernel sockets or the DPDK port */
+	struct rn_conn *vt_rdv;      /* VI/TCP: the host's well-known port, held apart */
+	int vt_rdv_fd;
+	uint64_t vt_rdv_retry_ms;    /* VI/TCP: try to take the well-known port then; 0 never */
+	struct vt_conn *vt_conns, *vt_dead; /* VI/TCP: every connection; closed, to free */
+	struct vt_conn **vt_polled;  /* VI/TCP: the thread's poll set (vitcp_io.c) */
+	unsigned vt_npolled, vt_cap;
 	pthread_mutex_t lock;
 	pthread_cond_t cv;           /* any completion, connection change or call finished */
 	struct ibv_context *ctx;     /* librdmacm's device context (PDs must match its ids) */
@@ -293,6 +341,7 @@ struct vipl_nic {
 /* vipl_devname.c: VipOpenNic's device names (D110) */
 struct vipl_devname {
 	int unit;        /* softrnic<unit> */
+	bool vitcp;      /* vitcp<unit>: the VI/TCP wire whatever the setting */
 	bool loopback;   /* M-VIA's /dev/via_lo: the loopback address */
 };
 int vipl_devname_parse(const char *name, struct vipl_devname *out);
@@ -351,11 +400,21 @@ static inline void vipl_wq_complete_ready(struct vipl_vi *vi, struct vipl_wq *q)
 }
 void vipl_wq_flush(struct vipl_vi *vi, struct vipl_wq *q);
 VIP_DESCRIPTOR *vipl_wq_dequeue(struct vipl_wq *q);
+/* The next entry of q still to give to the wire (q->issue moved past the others), or NULL. */
+struct vipl_wqe *vipl_wq_next_wait(struct vipl_wq *q);
 void vipl_wqe_free(struct vipl_wqe *e);
 
 /* vipl_post.c */
 void vipl_sq_pump(struct vipl_vi *vi);
 void vipl_rq_pump(struct vipl_vi *vi);
+/* Copy len octets between buf and e's data segments from octet off (to_desc: into them),
+ * each segment re-validated; 0 or a VIP_STATUS_ error bit. */
+uint32_t vipl_seg_copy(struct vipl_vi *vi, struct vipl_wqe *e, size_t off, void *buf, size_t len,
+		       bool to_desc);
+/* Every data segment of e is still usable (sink: written into); else PROTECTION_ERROR. */
+uint32_t vipl_segs_usable(struct vipl_vi *vi, struct vipl_wqe *e, bool sink);
+unsigned vipl_wq_unfinished_before(struct vipl_wq *q, struct vipl_wqe *upto);
+bool vipl_wq_read_before(struct vipl_wq *q, struct vipl_wqe *upto);
 uint32_t vipl_check_send(struct vipl_vi *vi, VIP_DESCRIPTOR *d, struct vipl_wqe *e);
 
 /* vipl_rr.c: Reliable Reception's acknowledgements (NIC lock held) */
@@ -411,6 +470,16 @@ void vipl_arm_forget(struct vipl_vi *vi);
 void vipl_cq_event(struct vipl_vi *vi);
 void vipl_rearm_due(struct vipl_nic *nic, uint64_t *next_ms);
 
+/* the iWARP wire's own (vipl_cm.c, vipl_post.c) behind vipl_wire_iwarp */
+int vipl_iwarp_connect(struct vipl_vi *vi);
+int vipl_iwarp_accept(struct vipl_vi *vi, struct vipl_req *r);
+void vipl_iwarp_reject(struct vipl_nic *nic, struct vipl_req *r, uint8_t kind);
+void vipl_iwarp_req_release(struct vipl_req *r);
+int vipl_iwarp_redirect(struct vipl_nic *nic, struct vipl_req *r);
+void vipl_iwarp_bury_after(struct vipl_vi *vi, uint64_t after_ms);
+void vipl_iwarp_sq_pump(struct vipl_vi *vi);
+void vipl_iwarp_rq_pump(struct vipl_vi *vi);
+
 /* vipl_conn.c / vipl_cm.c */
 int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id);
 void vipl_conn_teardown(struct vipl_vi *vi);
@@ -425,6 +494,10 @@ void vipl_cm_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
 int vipl_listen(struct vipl_nic *nic);
 int vipl_start_connect(struct vipl_vi *vi);
 void vipl_req_free(struct vipl_req *r);
+/* What a request tells the server of the requester's wait (ms left, PD_TIMEOUT_INFINITE), and
+ * how long the server holds an unmatched one for it: half that, at most VIPL_BACKLOG_MS. */
+uint32_t vipl_requester_timeout(const struct vipl_vi *vi);
+uint64_t vipl_hold_ms(uint32_t timeout_ms);
 void vipl_reject(struct vipl_nic *nic, struct rdma_cm_id *id, uint8_t kind);
 /* Reject id with a redirection to host (another process of this host). */
 void vipl_redirect(struct vipl_nic *nic, struct rdma_cm_id *id, const uint8_t *host);

@@ -153,7 +153,9 @@ VIPL_EXPORT VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *Ni
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&nic->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if (nic_init(nic, &dev) != 0 || vipl_handle_add(&nic->o) == NULL) {
+	nic->wire = vipl_wire_choose(&dev);
+	nic->vt_listen_fd = nic->vt_rdv_fd = -1;
+	if (nic->wire == NULL || nic_init(nic, &dev) != 0 || vipl_handle_add(&nic->o) == NULL) {
 		if (nic->thread_started)
 			vipl_thread_stop(nic);
 		nic_destroy_channels(nic);
@@ -165,7 +167,7 @@ VIPL_EXPORT VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName, VIP_NIC_HANDLE *Ni
 	/* Listen at once, so requests that come before the first ConnectWait are queued
 	 * (VIPL_BACKLOG_MS) rather than refused; ConnectWait retries if this fails. */
 	pthread_mutex_lock(&nic->lock);
-	(void)vipl_nic_listen_all(nic);
+	(void)nic->wire->open(nic);
 	pthread_mutex_unlock(&nic->lock);
 	*NicHandle = nic->o.handle;
 	return VIP_SUCCESS;
@@ -191,6 +193,8 @@ static void nic_teardown(struct vipl_nic *nic)
 	}
 	vipl_graves_free(nic, true);
 	vipl_reg_clear(nic);
+	if (nic->wire->close != NULL)
+		nic->wire->close(nic);
 	struct vipl_vi *vis = nic->vis;
 	struct vipl_cq *cqs = nic->cqs;
 	struct vipl_ptag *ptags = nic->ptags;

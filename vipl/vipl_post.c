@@ -141,6 +141,48 @@ uint32_t vipl_bounce_scatter(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t le
 	return 0;
 }
 
+uint32_t vipl_segs_usable(struct vipl_vi *vi, struct vipl_wqe *e, bool sink)
+{
+	for (unsigned i = data_first(e->op); i < e->nseg; i++) {
+		const VIP_DATA_SEGMENT *s = &SEG(e->desc, i)->Local;
+		if (s->Length > 0 && seg_region(vi, s, sink) == NULL)
+			return VIP_STATUS_PROTECTION_ERROR;
+	}
+	return 0;
+}
+
+/* Copy len octets between buf and the data segments of e from octet off of its data on
+ * (to_desc: into them). Each segment is read once and re-validated (VIA §3.2.1: a region
+ * deregistered since the post is a protection error at access), so a copy never leaves the
+ * registered memory the VI may use. 0, or VIP_STATUS_PROTECTION_ERROR. */
+uint32_t vipl_seg_copy(struct vipl_vi *vi, struct vipl_wqe *e, size_t off, void *buf, size_t len,
+		       bool to_desc)
+{
+	VIP_DESCRIPTOR *d = e->desc;
+	size_t at = 0, done = 0;
+	for (unsigned i = data_first(e->op); i < e->nseg && done < len; i++) {
+		VIP_DATA_SEGMENT s = SEG(d, i)->Local;
+		if (s.Length == 0)
+			continue;
+		if (at + s.Length <= off) {
+			at += s.Length;
+			continue;
+		}
+		if (seg_region(vi, &s, to_desc) == NULL)
+			return VIP_STATUS_PROTECTION_ERROR;
+		size_t skip = off > at ? off - at : 0;
+		size_t n = s.Length - skip < len - done ? s.Length - skip : len - done;
+		char *mem = (char *)s.Data.Address + skip;
+		if (to_desc)
+			memcpy(mem, (const char *)buf + done, n);
+		else
+			memcpy((char *)buf + done, mem, n);
+		done += n;
+		at += s.Length;
+	}
+	return done == len ? 0 : VIP_STATUS_LENGTH_ERROR;
+}
+
 /* A refused post: the QP already left RTS (the peer's Terminate is on its way to us: the
  * descriptor is flushed with the others), or the RNIC cannot carry this descriptor. */
 static uint32_t post_err(struct vipl_vi *vi)
@@ -282,7 +324,7 @@ static unsigned issue_send(struct vipl_vi *vi, struct vipl_wqe *e, uint32_t *err
 	return bad == &wr[0] ? 0 : 1;
 }
 
-static unsigned earlier_unfinished(struct vipl_wq *q, struct vipl_wqe *upto)
+unsigned vipl_wq_unfinished_before(struct vipl_wq *q, struct vipl_wqe *upto)
 {
 	unsigned n = 0;
 	for (struct vipl_wqe *e = q->head; e != NULL && e != upto; e = e->next)
@@ -290,7 +332,7 @@ static unsigned earlier_unfinished(struct vipl_wq *q, struct vipl_wqe *upto)
 	return n;
 }
 
-static bool earlier_read(struct vipl_wq *q, struct vipl_wqe *upto)
+bool vipl_wq_read_before(struct vipl_wq *q, struct vipl_wqe *upto)
 {
 	for (struct vipl_wqe *e = q->head; e != NULL && e != upto; e = e->next)
 		if (e->state == WQE_ISSUED && e->op == VIP_CONTROL_OP_RDMAREAD)
@@ -300,24 +342,19 @@ static bool earlier_read(struct vipl_wq *q, struct vipl_wqe *upto)
 
 /* Give waiting send entries to the QP, in order, while it has room. A fenced entry waits for
  * every earlier one to finish (VIA §6.3.1.2, the stronger of its two readings). NIC lock held. */
-void vipl_sq_pump(struct vipl_vi *vi)
+void vipl_iwarp_sq_pump(struct vipl_vi *vi)
 {
 	struct vipl_wq *q = &vi->sq;
 	if (vi->state != VIP_STATE_CONNECTED || vi->c.qp == NULL)
 		return;
-	while (q->issue != NULL) {
-		struct vipl_wqe *e = q->issue;
-		if (e->state != WQE_WAIT) {
-			q->issue = e->next;
-			continue;
-		}
+	for (struct vipl_wqe *e; (e = vipl_wq_next_wait(q)) != NULL;) {
 		unsigned need = wr_need(vi, e);
 		if (q->inflight + need > VIPL_QP_DEPTH && q->inflight > 0)
 			break;
-		if (e->fence && earlier_unfinished(q, e) > 0)
+		if (e->fence && vipl_wq_unfinished_before(q, e) > 0)
 			break;
 		if (vi->attr.ReliabilityLevel == VIP_SERVICE_RELIABLE_RECEPTION &&
-		    earlier_read(q, e))
+		    vipl_wq_read_before(q, e))
 			break; /* RR: nothing passes an RDMA Read (§6.3.1.1 bypass rules) */
 		if (!vipl_dfc_allows(vi, e))
 			break; /* DFC: deferred until the peer posts a receive (vipl_dfc.c) */
@@ -341,7 +378,7 @@ void vipl_sq_pump(struct vipl_vi *vi)
 	vipl_wq_complete_ready(vi, q);
 }
 
-void vipl_rq_pump(struct vipl_vi *vi)
+void vipl_iwarp_rq_pump(struct vipl_vi *vi)
 {
 	struct vipl_wq *q = &vi->rq;
 	if (vi->c.qp == NULL)

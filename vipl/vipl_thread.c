@@ -97,6 +97,10 @@ static void *thread_main(void *arg)
 {
 	struct vipl_nic *nic = arg;
 	bool quiet = false; /* the last wait timed out: only timers are due */
+	/* the three fds, then a wire's (VI/TCP: its listener and every stream) */
+	struct pollfd *p = malloc((3 + VIPL_WIRE_FDS) * sizeof(*p));
+	if (p == NULL)
+		return NULL;
 	int backoff = 1;    /* ms */
 	for (;;) {
 		bool stop = false;
@@ -118,9 +122,16 @@ static void *thread_main(void *arg)
 				break;
 			run_calls(nic);
 		}
-		struct pollfd p[3] = { { nic->cch->fd, POLLIN, 0 }, { nic->ech->fd, POLLIN, 0 },
-				       { nic->wake_fd, POLLIN, 0 } };
-		int n = poll(p, 3, tmo);
+		p[0] = (struct pollfd){ nic->cch->fd, POLLIN, 0 };
+		p[1] = (struct pollfd){ nic->ech->fd, POLLIN, 0 };
+		p[2] = (struct pollfd){ nic->wake_fd, POLLIN, 0 };
+		int nw = 0;
+		if (nic->wire->fds != NULL) { /* the wire's sockets (VI/TCP) */
+			pthread_mutex_lock(&nic->lock);
+			nw = nic->wire->fds(nic, p + 3, VIPL_WIRE_FDS);
+			pthread_mutex_unlock(&nic->lock);
+		}
+		int n = poll(p, 3 + (nfds_t)nw, tmo);
 		if (n < 0 && errno != EINTR)
 			break;
 		quiet = n == 0;
@@ -134,7 +145,13 @@ static void *thread_main(void *arg)
 			drain_cq_events(nic);
 		if (p[1].revents & POLLIN)
 			drain_cm_events(nic);
+		if (nw > 0 && n > 0) {
+			pthread_mutex_lock(&nic->lock);
+			nic->wire->io(nic, p + 3, nw);
+			pthread_mutex_unlock(&nic->lock);
+		}
 	}
+	free(p);
 	return NULL;
 }
 

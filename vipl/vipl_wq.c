@@ -131,6 +131,13 @@ void vipl_wq_flush(struct vipl_vi *vi, struct vipl_wq *q)
 	vipl_wq_complete_ready(vi, q);
 }
 
+struct vipl_wqe *vipl_wq_next_wait(struct vipl_wq *q)
+{
+	while (q->issue != NULL && q->issue->state != WQE_WAIT)
+		q->issue = q->issue->next;
+	return q->issue;
+}
+
 VIP_DESCRIPTOR *vipl_wq_dequeue(struct vipl_wq *q)
 {
 	struct vipl_wqe *e = q->head;

@@ -89,6 +89,7 @@ static void test_keys_are_the_variables(void **state)
 	assert_int_equal(sc_key_of_env("SOFTRNIC_TRANSPORT"), sc_key_find("transport"));
 	assert_int_equal(sc_key_of_env("SOFTRNIC_DPDK_MAX_CONNS"), sc_key_find("dpdk_max_conns"));
 	assert_int_equal(sc_key_of_env("SOFTRNIC_VIPL_SPIN_US"), sc_key_find("vipl_spin_us"));
+	assert_int_equal(sc_key_of_env("SOFTRNIC_VIPL_WIRE"), sc_key_find("vipl_wire"));
 	assert_int_equal(sc_key_of_env("SOFTRNIC_CONF"), -1);
 	assert_int_equal(sc_key_of_env("TRANSPORT"), -1);
 	for (int i = 0; i < SC_NKEYS; i++) {
@@ -120,6 +121,7 @@ static void test_errors_name_file_line_and_what_is_allowed(void **state)
 		     "dpdk)");
 	expect_error("vipl_spin_us = -1\n", ":1: key 'vipl_spin_us': '-1' is not a number in "
 		     "0..1000000");
+	expect_error("vipl_wire = via\n", ":1: key 'vipl_wire': 'via' is not a VIPL wire");
 	expect_error("dpdk_engine_drive = 2\n", "'2' is not a number in 0..1");
 	expect_error("# nothing\ntransport\n", ":2: 'transport' is not 'key = value'");
 	expect_error("mpa = crc\nmpa = markers\n", ":2: key 'mpa' given again (first at line 1)");
