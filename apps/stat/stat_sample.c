@@ -1,0 +1,160 @@
+/* One sample: every statistics file of the folder (or of the pids asked for), read once.
+ * A file whose process is gone is removed by rn_stats_open and left out; one that cannot be
+ * read stays in the sample with its reason, so the caller can say it. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stat.h"
+
+static bool wanted(pid_t pid, const pid_t *pids, unsigned npids)
+{
+	if (!npids)
+		return true;
+	for (unsigned i = 0; i < npids; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+static struct stat_rec *rec_add(struct stat_proc *p, enum stat_kind k, uint32_t i, uint32_t gen)
+{
+	struct stat_rec *r = realloc(p->rec, (p->nrec + 1) * sizeof(*r));
+
+	if (!r)
+		return NULL;
+	p->rec = r;
+	r += p->nrec++;
+	memset(r, 0, sizeof(*r));
+	r->kind = k;
+	r->index = i;
+	r->gen = gen;
+	return r;
+}
+
+/* 0, or -ENOMEM. */
+static int read_records(const struct rn_stats_view *v, struct stat_proc *p)
+{
+	const struct rn_stats_hdr *h = v->hdr;
+	char devname[RN_STATS_NDEV][16] = { { 0 } };
+	struct stat_rec *r;
+
+	for (uint32_t i = 0; i < h->ndev; i++) {
+		struct rn_stats_dev d;
+		if (!rn_stats_get_dev(v, i, &d))
+			continue;
+		if (!(r = rec_add(p, STAT_DEV, i, d.gen)))
+			return -ENOMEM;
+		d.name[sizeof(d.name) - 1] = '\0';
+		if (i < RN_STATS_NDEV)
+			snprintf(devname[i], sizeof(devname[i]), "%s", d.name);
+		snprintf(r->label, sizeof(r->label), "%s", d.name);
+		stat_flat_dev(&d, &r->f);
+	}
+	for (uint32_t i = 0; i < h->nport; i++) {
+		struct rn_stats_port pt;
+		if (!rn_stats_get_port(v, i, &pt))
+			continue;
+		if (!(r = rec_add(p, STAT_PORT, i, pt.gen)))
+			return -ENOMEM;
+		pt.name[sizeof(pt.name) - 1] = '\0';
+		snprintf(r->label, sizeof(r->label), "%u %s", pt.port_id, pt.name);
+		stat_flat_port(&pt, &r->f);
+	}
+	for (uint32_t i = 0; i < h->nqp; i++) {
+		struct rn_stats_qp q;
+		if (!rn_stats_get_qp(v, i, &q))
+			continue;
+		if (!(r = rec_add(p, STAT_QP, i, q.gen)))
+			return -ENOMEM;
+		snprintf(r->label, sizeof(r->label), "%u %s", q.qp_num,
+			 q.dev < RN_STATS_NDEV && devname[q.dev][0] ? devname[q.dev] : "?");
+		stat_flat_qp(&q, &r->f);
+	}
+	return 0;
+}
+
+static int proc_add(struct stat_sample *s, const char *dir, const char *name, pid_t pid)
+{
+	char path[PATH_MAX];
+	struct rn_stats_view v;
+	struct stat_proc *p;
+	char why[320];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	rc = rn_stats_open(path, &v, why, sizeof(why));
+	if (rc == -ESRCH || rc == -ENOENT)
+		return 0;   /* gone (and its file removed), or gone between readdir and open */
+	p = realloc(s->proc, (s->nproc + 1) * sizeof(*p));
+	if (!p) {
+		if (!rc)
+			rn_stats_close(&v);
+		return -ENOMEM;
+	}
+	s->proc = p;
+	p += s->nproc++;
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->err = rc;
+	if (rc) {
+		snprintf(p->why, sizeof(p->why), "%s", why);
+		return 0;
+	}
+	memcpy(p->comm, v.hdr->comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = '\0';
+	p->start_unix_ns = v.hdr->start_unix_ns;
+	p->nqp = v.hdr->nqp;
+	if (v.hdr->pid != pid) {
+		p->err = -EPROTO;
+		snprintf(p->why, sizeof(p->why), "%.200s: made by pid %d, not %d", name,
+			 (int)v.hdr->pid, (int)pid);
+		rn_stats_close(&v);
+		return 0;
+	}
+	rc = read_records(&v, p);
+	rn_stats_close(&v);
+	return rc;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct stat_proc *x = a, *y = b;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int stat_sample_take(const char *dir, const pid_t *pids, unsigned npids, struct stat_sample *s)
+{
+	struct timespec now;
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	s->mono_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		pid_t pid = rn_stats_name_pid(e->d_name);
+		if (pid > 0 && wanted(pid, pids, npids))
+			rc = proc_add(s, dir, e->d_name, pid);
+	}
+	closedir(d);
+	if (s->nproc > 1)
+		qsort(s->proc, s->nproc, sizeof(*s->proc), by_pid);
+	return rc;
+}
+
+void stat_sample_free(struct stat_sample *s)
+{
+	for (unsigned i = 0; i < s->nproc; i++)
+		free(s->proc[i].rec);
+	free(s->proc);
+	memset(s, 0, sizeof(*s));
+}
