@@ -1,5 +1,5 @@
-/* softrnic-stat's parts: records flattened into named counters (stat_flat.c), samples of
- * every process's file (stat_sample.c), text and JSON output with rates (stat_print.c). */
+/* softrnic-stat's parts: samples of every process's file (stat_sample.c), text and JSON
+ * output with rates (stat_print.c). Records become named counters in rn_stats_flat.c. */
 #ifndef STAT_H
 #define STAT_H
 
@@ -9,22 +9,6 @@
 
 #include "rnic.h"
 
-/* ---- stat_flat.c -------------------------------------------------------------------------- */
-#define STAT_MAX_NAMES 128
-#define STAT_NAME_LEN 32
-
-/* A record as named values, in a fixed order per kind: rates pair a value with the same
- * index of the previous sample. */
-struct stat_flat {
-	unsigned n;
-	char name[STAT_MAX_NAMES][STAT_NAME_LEN];
-	uint64_t val[STAT_MAX_NAMES];
-};
-
-void stat_flat_dev(const struct rn_stats_dev *d, struct stat_flat *f);
-void stat_flat_qp(const struct rn_stats_qp *q, struct stat_flat *f);
-void stat_flat_port(const struct rn_stats_port *p, struct stat_flat *f);
-
 /* ---- stat_sample.c ------------------------------------------------------------------------ */
 enum stat_kind { STAT_DEV, STAT_PORT, STAT_QP };
 
@@ -32,7 +16,7 @@ struct stat_rec {
 	enum stat_kind kind;
 	uint32_t index, gen;          /* the record's slot and owner: rates need both the same */
 	char label[48];               /* "softrnic0", "qp 5 (softrnic0)", "port 0 net_memif0" */
-	struct stat_flat f;
+	struct rn_stats_flat f;
 };
 
 struct stat_proc {

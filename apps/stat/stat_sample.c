@@ -53,7 +53,7 @@ static int read_records(const struct rn_stats_view *v, struct stat_proc *p)
 		if (i < RN_STATS_NDEV)
 			snprintf(devname[i], sizeof(devname[i]), "%s", d.name);
 		snprintf(r->label, sizeof(r->label), "%s", d.name);
-		stat_flat_dev(&d, &r->f);
+		rn_stats_flat_dev(&d, &r->f);
 	}
 	for (uint32_t i = 0; i < h->nport; i++) {
 		struct rn_stats_port pt;
@@ -63,7 +63,7 @@ static int read_records(const struct rn_stats_view *v, struct stat_proc *p)
 			return -ENOMEM;
 		pt.name[sizeof(pt.name) - 1] = '\0';
 		snprintf(r->label, sizeof(r->label), "%u %s", pt.port_id, pt.name);
-		stat_flat_port(&pt, &r->f);
+		rn_stats_flat_port(&pt, &r->f);
 	}
 	for (uint32_t i = 0; i < h->nqp; i++) {
 		struct rn_stats_qp q;
@@ -73,7 +73,7 @@ static int read_records(const struct rn_stats_view *v, struct stat_proc *p)
 			return -ENOMEM;
 		snprintf(r->label, sizeof(r->label), "%u %s", q.qp_num,
 			 q.dev < RN_STATS_NDEV && devname[q.dev][0] ? devname[q.dev] : "?");
-		stat_flat_qp(&q, &r->f);
+		rn_stats_flat_qp(&q, &r->f);
 	}
 	return 0;
 }

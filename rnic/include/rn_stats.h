@@ -62,6 +62,22 @@ bool rn_stats_get_port(const struct rn_stats_view *v, uint32_t i, struct rn_stat
 /* The pid of a file name "softrnic-<pid>.stats", or -1 when name is not one. */
 pid_t rn_stats_name_pid(const char *name);
 
+/* ---- rn_stats_flat.c: records as named counters ------------------------------------------ */
+#define RN_STATS_FLAT_MAX 128
+#define RN_STATS_NAME_LEN 32
+
+/* A record as named values, in a fixed order per kind (rates pair a value with the same
+ * index of an earlier copy). Names are the fields': tx_write_octets, tcp_retrans_segs ... */
+struct rn_stats_flat {
+	unsigned n;
+	char name[RN_STATS_FLAT_MAX][RN_STATS_NAME_LEN];
+	uint64_t val[RN_STATS_FLAT_MAX];
+};
+
+void rn_stats_flat_dev(const struct rn_stats_dev *d, struct rn_stats_flat *f);
+void rn_stats_flat_qp(const struct rn_stats_qp *q, struct rn_stats_flat *f);
+void rn_stats_flat_port(const struct rn_stats_port *p, struct rn_stats_flat *f);
+
 /* Names for printing: "send", "write", "read_req", "read_resp", "imm"; "rdmap", "ddp",
  * "llp". */
 const char *rn_stats_op_name(enum rn_stats_op op);

@@ -1,21 +1,22 @@
-/* Records as named counters. The names are the file's field names, ethtool -S style, so a
- * script can grep one: tx_send_octets, term_rx_ddp_etype1, tcp_retrans_segs ... */
+/* Records as named counters, for softrnic-stat and the DPDK telemetry commands alike. The
+ * names are the file's field names, ethtool -S style, so a script can grep one:
+ * tx_send_octets, term_rx_ddp_etype1, tcp_retrans_segs ... */
 #include <stdio.h>
 #include <string.h>
 
-#include "stat.h"
+#include "rn_stats.h"
 
-static void put(struct stat_flat *f, const char *name, uint64_t v)
+static void put(struct rn_stats_flat *f, const char *name, uint64_t v)
 {
-	if (f->n >= STAT_MAX_NAMES)
+	if (f->n >= RN_STATS_FLAT_MAX)
 		return;
-	snprintf(f->name[f->n], STAT_NAME_LEN, "%s", name);
+	snprintf(f->name[f->n], RN_STATS_NAME_LEN, "%s", name);
 	f->val[f->n++] = v;
 }
 
-static void put_ctrs(struct stat_flat *f, const struct rn_stats_ctrs *c)
+static void put_ctrs(struct rn_stats_flat *f, const struct rn_stats_ctrs *c)
 {
-	char n[STAT_NAME_LEN];
+	char n[RN_STATS_NAME_LEN];
 
 	put(f, "tx_fpdus", c->tx_fpdus);
 	put(f, "tx_octets", c->tx_octets);
@@ -44,7 +45,7 @@ static void put_ctrs(struct stat_flat *f, const struct rn_stats_ctrs *c)
 		}
 }
 
-void stat_flat_dev(const struct rn_stats_dev *d, struct stat_flat *f)
+void rn_stats_flat_dev(const struct rn_stats_dev *d, struct rn_stats_flat *f)
 {
 	f->n = 0;
 	put(f, "qps_open", d->qps_created - d->qps_destroyed);
@@ -56,13 +57,13 @@ void stat_flat_dev(const struct rn_stats_dev *d, struct stat_flat *f)
 	put_ctrs(f, &d->c);
 }
 
-void stat_flat_qp(const struct rn_stats_qp *q, struct stat_flat *f)
+void rn_stats_flat_qp(const struct rn_stats_qp *q, struct rn_stats_flat *f)
 {
 	f->n = 0;
 	put_ctrs(f, &q->c);
 }
 
-void stat_flat_port(const struct rn_stats_port *p, struct stat_flat *f)
+void rn_stats_flat_port(const struct rn_stats_port *p, struct rn_stats_flat *f)
 {
 	f->n = 0;
 #define P(x) put(f, #x, p->x)
