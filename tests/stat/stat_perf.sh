@@ -19,6 +19,9 @@ need_cmd flock util-linux
 need_cmd pgrep procps
 N=20000
 S=1000
+# as an operator types it (docs/stats.md shows these commands)
+PATH=$(cd "$(dirname "$STAT")" && pwd):$PATH
+export PATH
 
 SOFTRNIC_STATS_DIR=$(mktemp -d /tmp/srn-stat-XXXXXX) || fail "mktemp"
 export SOFTRNIC_STATS_DIR
@@ -59,7 +62,7 @@ else
 fi
 
 # during the run: samples every 0.2 s with rates; a counter never goes down
-"$STAT" -j -i 0.2 -c 6 >"$LOG/run.json" 2>"$LOG/run.err" ||
+softrnic-stat -j -i 0.2 -c 6 >"$LOG/run.json" 2>"$LOG/run.err" ||
 	{ cat "$LOG/run.err" >&2; fail "softrnic-stat -i failed during the run"; }
 python3 - "$LOG/run.json" <<'PY' || fail "counters during the run"
 import json, sys
@@ -95,7 +98,7 @@ python3 "$HERE/stat_check.py" "$LOG/final.json" "$CPID" "$SPID" $N $S "$MODE" ||
 	fail "counters are not exact"
 
 # the text forms name both processes and the counters
-"$STAT" -l >"$LOG/list.txt" || fail "softrnic-stat -l failed"
+softrnic-stat -l >"$LOG/list.txt" || fail "softrnic-stat -l failed"
 for pid in "$CPID" "$SPID"; do
 	grep -Eq "^$pid +softrnic-perf " "$LOG/list.txt" || fail "-l does not list $pid"
 done
