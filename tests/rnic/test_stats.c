@@ -1,6 +1,7 @@
 /* rn_stats: the statistics file softrnic-stat reads (docs/stats.md). The file appears with the
  * first device, 0600, with this build's layout; device and QP records are handed out and
- * given back by gen; counters added by the data path's two ways read back exactly; a full QP
+ * given back by gen; counters added by the data path's two ways read back exactly; a CQ
+ * overflow counted on its device; a full QP
  * table leaves QPs out of the table but in the device's totals; the reader refuses every kind
  * of bad file with a reason (magic, version, sizes, tables outside the file) and removes a
  * dead process's file. The process's file lives in a folder of the test's own. */
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "rn_device.h"
+#include "rn_device_int.h"
 #include "rn_stats_int.h"
 
 static char dir[64];
@@ -128,6 +130,25 @@ static void test_counters_read_back_exact(void **st)
 	rn_stats_qp_put(q2);
 	rn_stats_dev_put(d);
 	rn_stats_close(&v);
+}
+
+/* A device's CQ that overflows: every completion lost counts in cq_overruns. */
+static void test_cq_overruns(void **st)
+{
+	(void)st;
+	struct rn_device *dev = open_dev();
+	struct rn_cqe e = { .wr_id = 1 };
+	struct rn_cq *cq;
+	uint32_t n, lost = 0;
+
+	assert_int_equal(rn_device_cq_create(dev, 4, NULL, NULL, &cq, &n), RN_OK);
+	for (uint32_t i = 0; i < n + 3; i++)
+		if (rn_cq_push(cq, &e) == RN_CQ_PUSH_OVERFLOW)
+			lost++;
+	assert_int_equal(lost, 3);
+	assert_int_equal(dev->stats->cq_overruns, 3);
+	assert_int_equal(rn_device_cq_destroy(dev, cq), RN_OK);
+	assert_int_equal(rn_device_close(dev), RN_OK);
 }
 
 static void test_op_and_fpdu_mapping(void **st)
@@ -254,6 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_appears_with_device),
 		cmocka_unit_test(test_counters_read_back_exact),
+		cmocka_unit_test(test_cq_overruns),
 		cmocka_unit_test(test_op_and_fpdu_mapping),
 		cmocka_unit_test(test_bad_files_refused),
 		cmocka_unit_test(test_dead_owner_removed),
