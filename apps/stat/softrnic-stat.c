@@ -52,6 +52,18 @@ static void sleep_s(double s)
 		;
 }
 
+/* Text with -i: each sample starts with its time, so samples read apart. */
+static void sample_heading(void)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	char s[32];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("--- %s\n", s);
+}
+
 /* 0 when every asked-for process was read (at least one, with no pid given), else 1. */
 static int verdict(const struct stat_sample *s, const pid_t *pids, unsigned npids)
 {
@@ -145,6 +157,8 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
+		if (interval > 0 && !json)
+			sample_heading();
 		if (list)
 			stat_print_list(&cur, json);
 		else
