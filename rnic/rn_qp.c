@@ -173,6 +173,8 @@ static void flush_rq(struct rn_qp *qp)
 /* Lock held: the QP's stream changes (or goes); the engine must look again. */
 static void set_conn(struct rn_qp *qp, struct rn_conn *conn)
 {
+	if (conn && conn != qp->conn)
+		rn_stats_qp_peer(qp->st_qp, conn);
 	qp->conn = conn;
 	atomic_store(&qp->conn_fd, conn ? rn_conn_fd(conn) : -1);
 	qp->need_wake = true;
@@ -330,6 +332,8 @@ static void run_step(struct rn_qp *qp, const struct rn_qp_step *st)
 	 * gate, and posts from now on take the lock and the new state's rule */
 	if (qp->rq && st->to != st->from)
 		rn_rq_set_open(qp->rq, rq_post_queues(st->to));
+	if (st->to != st->from)
+		__atomic_store_n(&qp->st_qp->state, (uint32_t)st->to, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < st->n; i++)
 		run_action(qp, &st->act[i], &flushed);
 	/* Back in Idle the SQ is empty: give every slot back at once, as a libibverbs reset

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "rn_stats_int.h"
+#include "rn_transport.h"
 #include "softrnic_conf.h"
 
 #define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
@@ -259,6 +261,19 @@ void rn_stats_qp_put(struct rn_stats_qp *q)
 	pthread_mutex_lock(&st_lock);
 	rec_close(&q->gen);
 	pthread_mutex_unlock(&st_lock);
+}
+
+void rn_stats_qp_peer(struct rn_stats_qp *q, const struct rn_conn *conn)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[NI_MAXHOST], port[NI_MAXSERV], s[sizeof(q->peer)] = "";
+
+	if (rn_conn_peer_addr(conn, (struct sockaddr *)&ss, &len) == 0 &&
+	    getnameinfo((struct sockaddr *)&ss, len, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		snprintf(s, sizeof(s), ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+	memcpy(q->peer, s, sizeof(q->peer));
 }
 
 void rn_stats_qp_local(struct rn_stats_qp *q, uint32_t qp_num)

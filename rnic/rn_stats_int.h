@@ -22,6 +22,9 @@ void rn_stats_dev_put(struct rn_stats_dev *d);
  * device counts it in qps_untracked; its QP then counts in a record of its own memory). */
 struct rn_stats_qp *rn_stats_qp_take(struct rn_stats_dev *d, uint32_t qp_num);
 void rn_stats_qp_put(struct rn_stats_qp *q);
+/* Write the peer of the QP's new stream into its record (control path: a system call). */
+struct rn_conn;
+void rn_stats_qp_peer(struct rn_stats_qp *q, const struct rn_conn *conn);
 /* Zero a record of the QP's own memory and mark it in use, as rn_stats_qp_take does. */
 void rn_stats_qp_local(struct rn_stats_qp *q, uint32_t qp_num);
 

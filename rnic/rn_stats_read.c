@@ -151,7 +151,10 @@ bool rn_stats_get_dev(const struct rn_stats_view *v, uint32_t i, struct rn_stats
 
 bool rn_stats_get_qp(const struct rn_stats_view *v, uint32_t i, struct rn_stats_qp *out)
 {
-	return copy_rec(v, v->hdr->qp_off, v->hdr->qp_size, i, v->hdr->nqp, out);
+	if (!copy_rec(v, v->hdr->qp_off, v->hdr->qp_size, i, v->hdr->nqp, out))
+		return false;
+	out->peer[sizeof(out->peer) - 1] = '\0';
+	return true;
 }
 
 bool rn_stats_get_port(const struct rn_stats_view *v, uint32_t i, struct rn_stats_port *out)
@@ -182,6 +185,12 @@ const char *rn_stats_op_name(enum rn_stats_op op)
 		"send", "write", "read_req", "read_resp", "imm",
 	};
 	return (unsigned)op < RN_STATS_NOPS ? names[op] : "?";
+}
+
+const char *rn_stats_qp_state_name(uint32_t state)
+{
+	static const char *const names[] = { "IDLE", "RTS", "CLOSING", "TERMINATE", "ERROR" };
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
 }
 
 const char *rn_stats_layer_name(unsigned layer)

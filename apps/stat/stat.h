@@ -15,7 +15,8 @@ enum stat_kind { STAT_DEV, STAT_PORT, STAT_QP };
 struct stat_rec {
 	enum stat_kind kind;
 	uint32_t index, gen;          /* the record's slot and owner: rates need both the same */
-	char label[48];               /* "softrnic0", "qp 5 (softrnic0)", "port 0 net_memif0" */
+	char label[112];              /* "softrnic0", "5 softrnic0 RTS peer 127.0.0.1:18515",
+	                               * "0 net_memif0" */
 	struct rn_stats_flat f;
 };
 

@@ -71,8 +71,9 @@ static int read_records(const struct rn_stats_view *v, struct stat_proc *p)
 			continue;
 		if (!(r = rec_add(p, STAT_QP, i, q.gen)))
 			return -ENOMEM;
-		snprintf(r->label, sizeof(r->label), "%u %s", q.qp_num,
-			 q.dev < RN_STATS_NDEV && devname[q.dev][0] ? devname[q.dev] : "?");
+		snprintf(r->label, sizeof(r->label), "%u %s %s%s%.47s", q.qp_num,
+			 q.dev < RN_STATS_NDEV && devname[q.dev][0] ? devname[q.dev] : "?",
+			 rn_stats_qp_state_name(q.state), q.peer[0] ? " peer " : "", q.peer);
 		rn_stats_flat_qp(&q, &r->f);
 	}
 	return 0;

@@ -81,6 +81,8 @@ void rn_stats_flat_port(const struct rn_stats_port *p, struct rn_stats_flat *f);
 /* Names for printing: "send", "write", "read_req", "read_resp", "imm"; "rdmap", "ddp",
  * "llp". */
 const char *rn_stats_op_name(enum rn_stats_op op);
+/* "IDLE", "RTS", "CLOSING", "TERMINATE", "ERROR" for a QP record's state. */
+const char *rn_stats_qp_state_name(uint32_t state);
 const char *rn_stats_layer_name(unsigned layer);
 
 #endif

@@ -76,7 +76,11 @@ struct rn_stats_qp {
 	uint32_t gen;
 	uint32_t dev;                 /* index into the device table */
 	uint32_t qp_num;
-	uint32_t pad;
+	uint32_t state;               /* the QP's state: Idle, RTS, Closing, Terminate, Error
+	                               * (0..4, as rn_qp_state.h numbers them) */
+	char peer[48];                /* "address:port" of the stream's peer, "" before one;
+	                               * written once per stream, so a reader may catch it
+	                               * half written: it ends it with a NUL itself */
 	struct rn_stats_ctrs c;
 };
 

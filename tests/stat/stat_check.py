@@ -55,6 +55,9 @@ def main():
         for rec in (devs[0], qps[0]):
             for name, v in {**want, **common}.items():
                 expect(pid, rec, name, v)
+        # the QP's label: number, device, state, the stream's peer
+        if " softrnic0 RTS peer " not in qps[0]["label"]:
+            errors.append(f"pid {pid}: QP label {qps[0]['label']!r} lacks 'softrnic0 RTS peer'")
         expect(pid, devs[0], "qps_open", 1)
         expect(pid, devs[0], "conn_setup_fails", 0)
         expect(pid, devs[0], "cq_overruns", 0)
