@@ -5,6 +5,7 @@
  * lives), filled, and only then renamed to softrnic-<pid>.stats: a reader that can take the
  * lock exclusively knows the owner is gone, and never meets a file whose owner has not locked
  * it yet. The lock also tells a reused pid's file from a dead one's. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -95,6 +96,32 @@ static void unlink_at_exit(void)
 		unlink(st_path);
 }
 
+/* Files of processes that died by a signal stay behind (no exit ran); each new process
+ * removes those it may, so a folder of many short-lived killed processes does not fill up.
+ * A file whose lock can be taken exclusively has no owner (D250). */
+static void sweep_dead(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		pid_t pid = rn_stats_name_pid(e->d_name);
+		int fd;
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+		close(fd);
+	}
+	closedir(d);
+}
+
 /* Make, lock, fill and publish the file. 0, or -errno with nothing left behind. */
 static int file_make(void)
 {
@@ -134,6 +161,7 @@ static int file_make(void)
 	st_hdr = m;
 	st_len = h.file_size;
 	atexit(unlink_at_exit);
+	sweep_dead(dir);
 	return 0;
 fail:
 	rc = -errno;

@@ -41,6 +41,14 @@ static struct rn_device *open_dev(void)
 static void test_file_appears_with_device(void **st)
 {
 	(void)st;
+	char dead[160];
+	int fd;
+
+	/* a dead process's file, left before this process made its own: swept then */
+	snprintf(dead, sizeof(dead), "%s/softrnic-999997.stats", dir);
+	fd = open(dead, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
 	struct rn_device *dev = open_dev();
 	struct rn_stats_view v;
 	struct rn_stats_dev d;
@@ -50,6 +58,7 @@ static void test_file_appears_with_device(void **st)
 
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0600);
+	assert_int_equal(access(dead, F_OK), -1);
 	assert_int_equal(rn_stats_open(path, &v, err, sizeof(err)), 0);
 	assert_int_equal(v.hdr->pid, getpid());
 	assert_int_equal(v.hdr->nqp, 2);   /* SOFTRNIC_STATS_QPS, set in main */
