@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stat.h"
 
@@ -79,21 +82,80 @@ static int read_records(const struct rn_stats_view *v, struct stat_proc *p)
 	return 0;
 }
 
+/* Views kept open between the samples of -i: mapping a file again for every sample faults
+ * its pages in again, most of a short interval's cost. A kept view is used while its file
+ * (the same inode) is still listed and its owner still holds the lock. */
+#define STAT_KEEP 256
+
+static struct kept {
+	pid_t pid;
+	ino_t ino;
+	bool seen;
+	struct rn_stats_view v;
+} kept[STAT_KEEP];
+static unsigned nkept;
+
+static void kept_drop(unsigned i)
+{
+	rn_stats_close(&kept[i].v);
+	kept[i] = kept[--nkept];
+}
+
+/* The view of path (pid's file): a kept one, or a new one kept when there is room (*owned
+ * false), or a new one the caller closes (*owned true). 0, or rn_stats_open's error. */
+static int view_get(const char *path, pid_t pid, struct rn_stats_view *v, bool *owned,
+		    char *why, size_t wl)
+{
+	struct stat sb;
+	int rc;
+
+	*owned = false;
+	if (stat(path, &sb) != 0)
+		return -errno;
+	for (unsigned i = 0; i < nkept; i++) {
+		struct stat kb;
+
+		if (kept[i].pid != pid || kept[i].ino != sb.st_ino)
+			continue;
+		if (fstat(kept[i].v.fd, &kb) != 0 || kb.st_nlink == 0) {
+			kept_drop(i);   /* the kept file was removed; a new one reuses its inode */
+			break;
+		}
+		if (flock(kept[i].v.fd, LOCK_EX | LOCK_NB) == 0) {   /* its owner is gone */
+			unlink(path);
+			kept_drop(i);
+			return -ESRCH;
+		}
+		kept[i].seen = true;
+		*v = kept[i].v;
+		return 0;
+	}
+	rc = rn_stats_open(path, v, why, wl);
+	if (rc)
+		return rc;
+	if (nkept < STAT_KEEP)
+		kept[nkept++] = (struct kept){ pid, sb.st_ino, true, *v };
+	else
+		*owned = true;
+	return 0;
+}
+
 static int proc_add(struct stat_sample *s, const char *dir, const char *name, pid_t pid)
 {
 	char path[PATH_MAX];
 	struct rn_stats_view v;
 	struct stat_proc *p;
+	bool owned;
 	char why[320];
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	rc = rn_stats_open(path, &v, why, sizeof(why));
+	rc = view_get(path, pid, &v, &owned, why, sizeof(why));
 	if (rc == -ESRCH || rc == -ENOENT)
 		return 0;   /* gone (and its file removed), or gone between readdir and open */
 	p = realloc(s->proc, (s->nproc + 1) * sizeof(*p));
 	if (!p) {
-		if (!rc)
+		if (!rc && owned)
 			rn_stats_close(&v);
 		return -ENOMEM;
 	}
@@ -114,11 +176,13 @@ static int proc_add(struct stat_sample *s, const char *dir, const char *name, pi
 		p->err = -EPROTO;
 		snprintf(p->why, sizeof(p->why), "%.200s: made by pid %d, not %d", name,
 			 (int)v.hdr->pid, (int)pid);
-		rn_stats_close(&v);
+		if (owned)
+			rn_stats_close(&v);
 		return 0;
 	}
 	rc = read_records(&v, p);
-	rn_stats_close(&v);
+	if (owned)
+		rn_stats_close(&v);
 	return rc;
 }
 
@@ -141,12 +205,17 @@ int stat_sample_take(const char *dir, const pid_t *pids, unsigned npids, struct 
 	d = opendir(dir);
 	if (!d)
 		return -errno;
+	for (unsigned i = 0; i < nkept; i++)
+		kept[i].seen = false;
 	while (rc == 0 && (e = readdir(d)) != NULL) {
 		pid_t pid = rn_stats_name_pid(e->d_name);
 		if (pid > 0 && wanted(pid, pids, npids))
 			rc = proc_add(s, dir, e->d_name, pid);
 	}
 	closedir(d);
+	for (unsigned i = nkept; i-- > 0;)
+		if (!kept[i].seen)
+			kept_drop(i);   /* removed or replaced since the last sample */
 	if (s->nproc > 1)
 		qsort(s->proc, s->nproc, sizeof(*s->proc), by_pid);
 	return rc;
