@@ -6,8 +6,11 @@
 #   2. RDMA Write 64 KiB bandwidth over memif (MiB/s);
 #   3. RDMA Write 8 B latency over kernel sockets on loopback (t_typical in us).
 # Each line gives the median of the rounds without and with the reader, and their ratio
-# (with / without: above 1 is slower for latency, below 1 is slower for bandwidth). The
-# reader's samples and CPU time are counted, so a reader that did not read shows.
+# (with / without: above 1 is slower for latency, below 1 is slower for bandwidth). A third
+# mode runs the same reader on a decoy: copies of two such files, held locked, that nothing
+# writes; it takes the same CPU time without touching the counters the data path writes, so
+# what the real reader costs beyond the decoy is the data path's share. The reader's records
+# read and its CPU time are counted, so a reader that did not read shows.
 # Environment: BUILD_DIR (a tree of your own, set up as a plain release build on first use;
 # unset: build-release, scripts/build-release.sh), BENCH_ROUNDS (default 3), BENCH_CPUS "a,b"
 # (default 0,1: server on a, client on b; the reader is not pinned), BENCH_LAT_ITERS (20000),
@@ -66,8 +69,12 @@ pair() {
 # one TRANSPORT NAME 'PERF ARGS' COLUMN READER(0|1): the run's figure (result line column)
 one() {
 	local rp=
-	if [ "$5" = 1 ]; then
-		"$STAT" -j -i 0.01 >"$T/$2.reader" 2>&1 &
+	if [ "$5" != 0 ]; then
+		# 1: the run's own files; decoy: copies of such files that nothing writes, so the
+		# reader does the same work without touching what the data path writes
+		local dir=$SOFTRNIC_STATS_DIR
+		[ "$5" = decoy ] && dir=$T/decoy
+		"$STAT" -j -i 0.01 -d "$dir" >"$T/$2.reader" 2>&1 &
 		rp=$!
 		PIDS+=("$rp")
 	fi
@@ -78,7 +85,8 @@ one() {
 		awk '{ print $14 + $15 }' "/proc/$rp/stat" >>"$T/ticks"
 		kill "$rp"
 		wait "$rp" 2>/dev/null
-		grep -c '"processes"' "$T/$2.reader" >>"$T/reads"
+		[ "$5" = 1 ] && grep -c '"comm"' "$T/$2.reader" >>"$T/reads"
+		[ "$5" = decoy ] && grep -c '"comm"' "$T/$2.reader" >>"$T/decoy-reads"
 	fi
 	awk -v c="$4" '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $c } END { print v }' "$T/$2.cli"
 }
@@ -91,19 +99,45 @@ tests=(
 	"sock|lat-sock|-t write -l -s 8 -n $LAT_ITERS -y|5|RDMA Write 8 B latency, kernel sockets (us)"
 )
 echo "bench-stat.sh: $ROUNDS rounds, build $B, CPUs $CPUS, reader softrnic-stat -j -i 0.01"
+# The decoy: the files of a kernel-socket pair taken while it runs (held by -L), renamed to
+# pids that hold them locked as their owners would, so the reader reads them as live files.
+decoy() {
+	local port=$((20000 + RANDOM % 20000)) n=0
+	mkdir -p "$T/decoy"
+	timeout 30 "$P" -p "$port" -y -L 3 >"$T/decoy.srv" 2>&1 &
+	PIDS+=("$!")
+	for _ in $(seq 100); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.05; done
+	timeout 30 "$P" -p "$port" -y -L 3 -t write -s 8 -n 1000 127.0.0.1 >"$T/decoy.cli" 2>&1 &
+	PIDS+=("$!")
+	for _ in $(seq 100); do grep -q lingering "$T/decoy.cli" && break; sleep 0.05; done
+	for f in "$SOFTRNIC_STATS_DIR"/softrnic-*.stats; do
+		cp "$f" "$T/decoy/${f##*/}"
+		(exec 9<"$T/decoy/${f##*/}" && flock -s 9 && exec sleep 100000) &
+		PIDS+=("$!")
+		n=$((n + 1))
+	done
+	[ "$n" -eq 2 ] || die "decoy: $n files, expected 2"
+	wait "${PIDS[-3]}" "${PIDS[-4]}" 2>/dev/null
+}
+decoy
+
 for t in "${tests[@]}"; do
 	IFS='|' read -r tr name args col what <<<"$t"
-	off=() on=()
+	off=() on=() dec=()
 	for r in $(seq "$ROUNDS"); do
 		off+=("$(one "$tr" "$name-off-$r" "$args" "$col" 0)")
 		on+=("$(one "$tr" "$name-on-$r" "$args" "$col" 1)")
+		dec+=("$(one "$tr" "$name-decoy-$r" "$args" "$col" decoy)")
 	done
 	mo=$(median "${off[@]}")
 	mi=$(median "${on[@]}")
-	ratio=$(awk -v a="$mi" -v b="$mo" 'BEGIN { printf "%.3f", a / b }')
+	md=$(median "${dec[@]}")
 	echo "$what: without reader ${off[*]} (median $mo); with reader ${on[*]} (median $mi);" \
-		"ratio with/without $ratio"
+		"with the decoy reader ${dec[*]} (median $md); ratio with/without" \
+		"$(awk -v a="$mi" -v b="$mo" 'BEGIN { printf "%.3f", a / b }'), decoy/without" \
+		"$(awk -v a="$md" -v b="$mo" 'BEGIN { printf "%.3f", a / b }')"
 done
-echo "reader samples taken during the runs with it: $(awk '{ s += $1 } END { print s }' "$T/reads")," \
+echo "decoy reader: $(awk '{ s += $1 } END { print s }' "$T/decoy-reads") process records read"
+echo "reader: $(awk '{ s += $1 } END { print s }' "$T/reads") process records read," \
 	"its CPU time: $(awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.2f", s / hz }' \
 	"$T/ticks") s"
