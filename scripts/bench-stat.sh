@@ -82,7 +82,7 @@ one() {
 	if [ -n "$rp" ]; then
 		# the reader's own CPU time (utime + stime, in clock ticks): what reading takes from
 		# the machine, beside what it takes from the data path
-		awk '{ print $14 + $15 }' "/proc/$rp/stat" >>"$T/ticks"
+		awk '{ print $14 + $15 }' "/proc/$rp/stat" >>"$T/ticks-$5"
 		kill "$rp"
 		wait "$rp" 2>/dev/null
 		[ "$5" = 1 ] && grep -c '"comm"' "$T/$2.reader" >>"$T/reads"
@@ -137,7 +137,8 @@ for t in "${tests[@]}"; do
 		"$(awk -v a="$mi" -v b="$mo" 'BEGIN { printf "%.3f", a / b }'), decoy/without" \
 		"$(awk -v a="$md" -v b="$mo" 'BEGIN { printf "%.3f", a / b }')"
 done
-echo "decoy reader: $(awk '{ s += $1 } END { print s }' "$T/decoy-reads") process records read"
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.2f", s / hz }' "$1"; }
 echo "reader: $(awk '{ s += $1 } END { print s }' "$T/reads") process records read," \
-	"its CPU time: $(awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.2f", s / hz }' \
-	"$T/ticks") s"
+	"CPU time $(cpu "$T/ticks-1") s"
+echo "decoy reader: $(awk '{ s += $1 } END { print s }' "$T/decoy-reads") process records read," \
+	"CPU time $(cpu "$T/ticks-decoy") s"
