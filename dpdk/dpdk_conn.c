@@ -4,8 +4,9 @@
  * lock held; every operation here takes the same lock. So the handle's state below is only
  * ever touched under the port lock.
  *
- * Readiness. A handle's fd is an epoll fd holding one eventfd: readable while the eventfd's
- * counter is non-zero, never writable (ready_as_readable). After each callback and each
+ * Readiness. A handle's fd is an eventfd: readable while its counter is non-zero; its
+ * writability means nothing, readable stands for every change (ready_as_readable), so one
+ * descriptor is all a stream costs the process's open-file limit. After each callback and each
  * operation the handle's readiness is recomputed (hd_update); the eventfd is written or
  * drained only when it changes, so a stream of packets costs no syscall while the consumer
  * has not caught up.
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -62,7 +62,7 @@ struct dp_conn {
 	struct rn_conn base; /* first: handles are cast back */
 	struct dp_tp *tp;
 	enum hd_kind kind;
-	int efd, epfd;       /* eventfd inside epfd; -1 for a zombie */
+	int efd;             /* the handle's fd; -1 for a zombie */
 	bool signalled;      /* efd's counter is non-zero */
 	bool defer;          /* in our own recv's port pass: its end decides the eventfd */
 	bool nb_wait;        /* on tp->nobufs */
@@ -153,7 +153,6 @@ static void hd_update(struct dp_conn *h)
 static int hd_new(struct dp_tp *tp, enum hd_kind kind, struct dp_conn **out)
 {
 	struct dp_conn *h = calloc(1, sizeof(*h));
-	struct epoll_event ev = { .events = EPOLLIN };
 
 	if (h == NULL)
 		return -ENOMEM;
@@ -162,13 +161,8 @@ static int hd_new(struct dp_tp *tp, enum hd_kind kind, struct dp_conn **out)
 	h->kind = kind;
 	h->cstatus = -EINPROGRESS;
 	h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	h->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (h->efd < 0 || h->epfd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->efd, &ev) < 0) {
-		int rc = -errno;
-		if (h->efd >= 0)
-			close(h->efd);
-		if (h->epfd >= 0)
-			close(h->epfd);
+	if (h->efd < 0) {
+		int rc = errno == ENOMEM ? -ENOMEM : -EMFILE; /* ENFILE too: no descriptor */
 		free(h);
 		return rc;
 	}
@@ -186,14 +180,11 @@ static void rx_drop_all(struct dp_conn *h)
 	}
 }
 
-/* Lock held: release the fds (the handle's user is gone). */
+/* Lock held: release the fd (the handle's user is gone). */
 static void hd_drop_fds(struct dp_conn *h)
 {
-	if (h->efd >= 0)
-		close(h->efd);
-	if (h->epfd >= 0)
-		close(h->epfd);
-	h->efd = h->epfd = -1;
+	rn_fd_close(h->efd); /* the device's engine may still watch it (rn_transport.h) */
+	h->efd = -1;
 }
 
 /* Lock held: take h off tp->nobufs (short list: handles refused for want of mbufs). */
@@ -951,7 +942,7 @@ static void dp_abort(struct rn_conn *c)
 /* ---- queries ------------------------------------------------------------------------------ */
 static int dp_fd(const struct rn_conn *c)
 {
-	return to_dp(c)->epfd;
+	return to_dp(c)->efd;
 }
 
 static int dp_local_addr(const struct rn_conn *c, struct sockaddr *addr, socklen_t *len)

@@ -48,6 +48,7 @@ struct rn_cq {
 	atomic_uint refs;
 
 	alignas(RN_CACHELINE) atomic_int armed; /* RN_NOTIFY_* bits */
+	atomic_uint feed_hint;     /* the device's: which feeder a poll tries first */
 	atomic_int ovf_raised;     /* overflow event posted, consumer has not drained since */
 	atomic_uint_fast64_t ovf_count;
 	uint64_t *ovf_stat;        /* the device's cq_overruns, or NULL */
@@ -477,6 +478,18 @@ uint32_t rn_cq_count(struct rn_cq *cq)
 uint64_t rn_cq_overflows(struct rn_cq *cq)
 {
 	return atomic_load_explicit(&cq->ovf_count, memory_order_relaxed);
+}
+
+void rn_cq_set_feed_hint(struct rn_cq *cq, unsigned hint)
+{
+	/* written only when it changes: a consumer posting to one QP keeps the line clean */
+	if (atomic_load_explicit(&cq->feed_hint, memory_order_relaxed) != hint)
+		atomic_store_explicit(&cq->feed_hint, hint, memory_order_relaxed);
+}
+
+unsigned rn_cq_feed_hint(const struct rn_cq *cq)
+{
+	return atomic_load_explicit(&((struct rn_cq *)cq)->feed_hint, memory_order_relaxed);
 }
 
 bool rn_cq_armed(const struct rn_cq *cq)

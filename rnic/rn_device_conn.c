@@ -6,12 +6,14 @@
  * only arm the timer ("kick", delay 0). So registrations never race, and detach from another
  * thread only has to wait for callbacks (rn_progress_del / _timer_cancel do that).
  *
- * The engine registers a dup() of the object's fd: the object may close its fd at any time
- * (the QP releases its stream from an application thread; the CM closes on failure) and the
- * number may be reused at once; our own number stays valid until we drop it, so epoll never
- * confuses two files and rn_progress never sees a stale key. The cost is one dup per stream,
- * and the socket's final close (FIN / RST) waits until the engine drops its copy, which it
- * does at the next callback (the object's wake kicks it). */
+ * An attached object's fd is registered as it is, under a lease (rn_fdlease.h) taken
+ * atomically with the object's own close of it (ops->fd_hold): the object may close its
+ * stream at any time (the QP releases it from an application thread) and the number stays
+ * open until we let go, so epoll never confuses two files and rn_progress never sees a
+ * stale key, at no descriptor of our own (the open-file limit bounds the QPs a process can
+ * have). The socket's final close (FIN / RST) waits until the engine lets go, which it
+ * does at the next callback (the object's wake kicks it). A connection setup's fd is
+ * registered as a dup (few are open at a time; its owner closes without a lease). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +24,8 @@
 
 #include "rn_device_feed.h"
 #include "rn_device_int.h"
+#include "rn_fdlease.h"
+#include "rn_qp.h"
 #include "rn_transport.h"
 
 struct rn_dev_conn {
@@ -34,13 +38,14 @@ struct rn_dev_conn {
 	_Atomic uint64_t served_ns;     /* a consumer's poll last ran obj's work (try_progress) */
 	atomic_bool live, gone;         /* attached / detaching: for consumer-side pins */
 	atomic_uint pins;               /* consumer threads working on obj now */
-	int src_fd;                     /* the object's fd our dup copies (-1: none) */
-	int dfd;                        /* the dup, registered with the engine (-1: none) */
+	int src_fd;                     /* the object's fd, leased (-1: none) */
+	bool registered;                /* src_fd is registered with the engine (not parked) */
 	uint32_t events;
 	struct rn_progress_timer kick;
 	struct rn_dev_conn *next, *prev; /* dev->conns, under dev->lock */
 	const struct rn_cq *fcq[2];     /* the CQs obj feeds (dev->feeds), NULL: none */
-	unsigned fpos[2];               /* c's index among each one's feeders */
+	atomic_uint fpos[2];            /* c's index among each one's feeders (dev->lock; read
+	                                 * without it as a hint: rn_device_qp_posted) */
 };
 
 struct rn_dev_cm {
@@ -62,7 +67,7 @@ static int dup_fd(int fd)
 	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
-/* Lock held, on the driver: drop the registration and our copy of the fd. */
+/* Lock held, on the driver: drop a connection setup's registration and our copy of its fd. */
 static void drop_fd(struct rn_progress *eng, int *dfd)
 {
 	if (*dfd < 0)
@@ -80,6 +85,29 @@ static uint32_t conn_events(struct rn_dev_conn *c)
 	return EPOLLIN | (c->ops->wants_write(c->obj) ? EPOLLOUT : 0);
 }
 
+/* Lock held, on the driver: drop an attached object's registration and our lease. */
+static void conn_drop_fd(struct rn_dev_conn *c)
+{
+	if (c->src_fd < 0)
+		return;
+	if (c->registered)
+		rn_progress_del(c->dev->eng, c->src_fd);
+	c->registered = false;
+	rn_fd_release(c->src_fd);
+	c->src_fd = -1;
+}
+
+/* The object's fd with a lease on it, or -1. */
+static int conn_fd_hold(struct rn_dev_conn *c)
+{
+	int fd;
+
+	if (c->ops->fd_hold)
+		return c->ops->fd_hold(c->obj);
+	fd = c->ops->fd(c->obj); /* an object that closes its fd only after detach */
+	return fd >= 0 && rn_fd_hold(fd) == 0 ? fd : -1;
+}
+
 /* Driver: make the registration match the object's fd and write interest. true when a new
  * stream was registered. */
 static bool conn_rearm(struct rn_dev_conn *c)
@@ -93,22 +121,20 @@ static bool conn_rearm(struct rn_dev_conn *c)
 		pthread_mutex_unlock(&c->lock);
 		return false;
 	}
-	fd = c->ops->fd(c->obj);
-	if (fd != c->src_fd) {
-		drop_fd(eng, &c->dfd);
-		c->src_fd = -1;
+	if (c->ops->fd(c->obj) != c->src_fd || c->src_fd < 0) {
+		conn_drop_fd(c);
 		c->parked = false;
-		if (fd >= 0 && (c->dfd = dup_fd(fd)) >= 0) {
+		if ((fd = conn_fd_hold(c)) >= 0) {
 			c->src_fd = fd;
 			c->events = conn_events(c);
-			if (rn_progress_add(eng, c->dfd, c->events, conn_io, c))
-				drop_fd(eng, &c->dfd);
-			else
-				fresh = true;
+			c->registered = !rn_progress_add(eng, fd, c->events, conn_io, c);
+			fresh = c->registered;
+			if (!fresh)
+				conn_drop_fd(c);
 		}
-	} else if (c->dfd >= 0) {
+	} else if (c->registered) {
 		uint32_t ev = conn_events(c);
-		if (ev != c->events && !rn_progress_mod(eng, c->dfd, ev))
+		if (ev != c->events && !rn_progress_mod(eng, c->src_fd, ev))
 			c->events = ev;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -120,8 +146,9 @@ static bool conn_rearm(struct rn_dev_conn *c)
 static void conn_park(struct rn_dev_conn *c)
 {
 	pthread_mutex_lock(&c->lock);
-	if (!c->detached) {
-		drop_fd(c->dev->eng, &c->dfd);
+	if (!c->detached && c->registered) {
+		rn_progress_del(c->dev->eng, c->src_fd);
+		c->registered = false; /* the lease stays: the number is still ours to compare */
 		c->parked = true;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -191,7 +218,7 @@ static void conn_kicked(void *arg)
 	/* a wake after parking: the object has something new to say; look at it again */
 	if (parked && c->ops->fd(c->obj) == c->src_fd) {
 		pthread_mutex_lock(&c->lock);
-		c->src_fd = -1;
+		conn_drop_fd(c);
 		c->parked = false;
 		pthread_mutex_unlock(&c->lock);
 	}
@@ -216,7 +243,7 @@ enum rn_status rn_device_conn_alloc(struct rn_device *dev, const struct rn_dev_c
 		return RN_ERR_NO_RESOURCES;
 	c->dev = dev;
 	c->ops = ops;
-	c->src_fd = c->dfd = -1;
+	c->src_fd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	rn_progress_timer_init(&c->kick, conn_kicked, c);
 	pthread_mutex_lock(&dev->lock);
@@ -242,7 +269,7 @@ static enum rn_status feeds_add(struct rn_device *dev, struct rn_dev_conn *c)
 		if (c->fcq[k] && rn_feed_add(&dev->feeds, c->fcq[k], c, &c->fpos[k])) {
 			for (int j = 0; j < k; j++)
 				if (c->fcq[j])
-					rn_feed_del(&dev->feeds, c->fcq[j], c->fpos[j]);
+					rn_feed_del(&dev->feeds, c->fcq[j], atomic_load(&c->fpos[j]));
 			c->fcq[0] = c->fcq[1] = NULL;
 			return RN_ERR_NO_RESOURCES;
 		}
@@ -254,7 +281,7 @@ static void feeds_del(struct rn_device *dev, struct rn_dev_conn *c)
 {
 	for (int k = 0; k < 2; k++)
 		if (c->fcq[k])
-			rn_feed_del(&dev->feeds, c->fcq[k], c->fpos[k]);
+			rn_feed_del(&dev->feeds, c->fcq[k], atomic_load(&c->fpos[k]));
 	c->fcq[0] = c->fcq[1] = NULL;
 }
 
@@ -298,11 +325,7 @@ void rn_device_conn_detach(struct rn_dev_conn *c)
 	while (atomic_load(&c->pins))
 		sched_yield();
 	rn_progress_timer_cancel(eng, &c->kick);
-	if (c->dfd >= 0) {
-		rn_progress_del(eng, c->dfd);
-		close(c->dfd);
-		c->dfd = -1;
-	}
+	conn_drop_fd(c); /* no callback runs any more: nobody else touches it */
 }
 
 void rn_device_conn_free(struct rn_dev_conn *c)
@@ -369,7 +392,8 @@ static unsigned conns_pin_cq(struct rn_device *dev, const struct rn_cq *cq,
 	unsigned n = 0, k;
 
 	pthread_mutex_lock(&dev->lock);
-	k = rn_feed_take(&dev->feeds, cq, feeders, max < RN_DEVICE_POLL_QPS ? max : RN_DEVICE_POLL_QPS);
+	k = rn_feed_take(&dev->feeds, cq, rn_cq_feed_hint(cq), feeders,
+			 max < RN_DEVICE_POLL_QPS ? max : RN_DEVICE_POLL_QPS);
 	for (unsigned i = 0; i < k; i++)
 		if (conn_pin(feeders[i]))   /* first: c->obj is set only once it is live */
 			out[n++] = feeders[i];
@@ -450,6 +474,18 @@ int rn_device_cq_progress(struct rn_device *dev, const struct rn_cq *cq)
 	if (n && !armed)
 		note_call(dev, now, did ? rn_progress_now_ns() : now, true);
 	return did;
+}
+
+void rn_device_qp_posted(struct rn_qp *qp)
+{
+	struct rn_dev_conn *c = qp ? rn_qp_wake_arg(qp) : NULL;
+
+	/* fcq is fixed while the QP lives; fpos may move under dev->lock (another feeder
+	 * left): a stale index only makes the hint name another feeder */
+	for (int k = 0; c && k < 2; k++)
+		if (c->fcq[k])
+			rn_cq_set_feed_hint((struct rn_cq *)c->fcq[k],
+					    atomic_load_explicit(&c->fpos[k], memory_order_relaxed) + 1);
 }
 
 void rn_device_cq_reaped(struct rn_device *dev)

@@ -71,7 +71,7 @@ static struct rn_feed *find_or_make(struct rn_feed_tab *t, const void *cq)
 	return &t->slot[i];
 }
 
-int rn_feed_add(struct rn_feed_tab *t, const void *cq, void *item, unsigned *pos)
+int rn_feed_add(struct rn_feed_tab *t, const void *cq, void *item, atomic_uint *pos)
 {
 	struct rn_feed *f = find_or_make(t, cq);
 	if (!f)
@@ -84,7 +84,7 @@ int rn_feed_add(struct rn_feed_tab *t, const void *cq, void *item, unsigned *pos
 		f->v = v;
 		f->cap = cap;
 	}
-	*pos = f->n;
+	atomic_store_explicit(pos, f->n, memory_order_relaxed);
 	f->v[f->n++] = (struct rn_feed_member){ item, pos };
 	return 0;
 }
@@ -95,25 +95,33 @@ void rn_feed_del(struct rn_feed_tab *t, const void *cq, unsigned pos)
 	if (!f || pos >= f->n)
 		return;
 	f->v[pos] = f->v[--f->n];
-	*f->v[pos].pos = pos;
+	atomic_store_explicit(f->v[pos].pos, pos, memory_order_relaxed);
 	if (f->n)
 		return;
 	free(f->v);
 	*f = (struct rn_feed){ .cq = TOMB };
 }
 
-unsigned rn_feed_take(struct rn_feed_tab *t, const void *cq, void **out, unsigned max)
+unsigned rn_feed_take(struct rn_feed_tab *t, const void *cq, unsigned hint, void **out,
+		      unsigned max)
 {
 	struct rn_feed *f = find(t, cq);
-	unsigned k = 0;
+	unsigned k = 0, i;
 
-	if (!f || !f->n)
+	if (!f || !f->n || !max)
 		return 0;
+	if (hint > f->n)
+		hint = 0;
+	if (hint)
+		out[k++] = f->v[hint - 1].item;
 	if (f->turn >= f->n)
 		f->turn = 0;
-	for (; k < max && k < f->n; k++)
-		out[k] = f->v[(f->turn + k) % f->n].item;
-	f->turn = (f->turn + k) % f->n;
+	for (i = 0; k < max && i < f->n; i++) {
+		unsigned j = (f->turn + i) % f->n;
+		if (j + 1 != hint)
+			out[k++] = f->v[j].item;
+	}
+	f->turn = (f->turn + i) % f->n;
 	return k;
 }
 

@@ -6,9 +6,12 @@
 #ifndef RN_DEVICE_FEED_H
 #define RN_DEVICE_FEED_H
 
+#include <stdatomic.h>
+
 struct rn_feed_member {
 	void *item;
-	unsigned *pos;   /* where the item keeps its index in the array */
+	atomic_uint *pos; /* where the item keeps its index in the array (read without the
+	                   * lock as a hint: rn_device_qp_posted) */
 };
 
 struct rn_feed {
@@ -25,11 +28,14 @@ struct rn_feed_tab {
 };
 
 /* item joins cq's feeders; 0 or -ENOMEM. */
-int rn_feed_add(struct rn_feed_tab *t, const void *cq, void *item, unsigned *pos);
+int rn_feed_add(struct rn_feed_tab *t, const void *cq, void *item, atomic_uint *pos);
 /* The item at *pos leaves cq's feeders. */
 void rn_feed_del(struct rn_feed_tab *t, const void *cq, unsigned pos);
-/* Up to max of cq's feeders into out, starting where the last take ended; their number. */
-unsigned rn_feed_take(struct rn_feed_tab *t, const void *cq, void **out, unsigned max);
+/* Up to max of cq's feeders into out: first the one at index hint - 1 (hint 0: none; an
+ * index past the end is ignored, a stale one names another feeder), then the others from
+ * where the last take ended; their number. */
+unsigned rn_feed_take(struct rn_feed_tab *t, const void *cq, unsigned hint, void **out,
+		      unsigned max);
 void rn_feed_free(struct rn_feed_tab *t);
 
 #endif

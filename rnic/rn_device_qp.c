@@ -9,6 +9,7 @@ static int qp_writable(void *o) { return rn_qp_on_writable(o); }
 static bool qp_wants_write(void *o) { return rn_qp_wants_write(o); }
 static void qp_cqs(void *o, const struct rn_cq *out[2]) { rn_qp_cqs(o, out); }
 static int qp_try_progress(void *o) { return rn_qp_try_progress(o); }
+static int qp_fd_hold(void *o) { return rn_qp_fd_hold(o); }
 
 /* Close of the device: type-2 windows still bound to the QP would refuse Destroy QP, and
  * close must not fail; deallocate them (the whole device goes anyway). */
@@ -32,7 +33,7 @@ static void qp_destroy_forced(struct rn_device *dev, void *o)
 
 static const struct rn_dev_conn_ops qp_ops = {
 	qp_fd, qp_readable, qp_writable, qp_wants_write, qp_destroy_forced, qp_cqs,
-	qp_try_progress,
+	qp_try_progress, qp_fd_hold,
 };
 
 static void fill_attr(struct rn_device *dev, struct rn_qp_init_attr *attr, struct rn_dev_conn *c)

@@ -1,6 +1,7 @@
 /* The QP object: create / query / modify / destroy, posting, the progress entry points, and
  * the glue that carries out what rn_qp_state decides (flushes, Terminate, LLP close / reset,
  * async events). Transmit is in rn_qp_tx.c, receive in rn_qp_rx.c. */
+#include "rn_fdlease.h"
 #include "rn_qp_int.h"
 #include "rn_fault.h"
 
@@ -922,6 +923,19 @@ int rn_qp_fd(struct rn_qp *qp)
 	return atomic_load(&qp->conn_fd);
 }
 
+int rn_qp_fd_hold(struct rn_qp *qp)
+{
+	int fd;
+
+	/* under the lock: the QP closes its stream under it, so the number is still its */
+	pthread_mutex_lock(&qp->lock);
+	fd = qp->conn ? rn_conn_fd(qp->conn) : -1;
+	if (fd >= 0 && rn_fd_hold(fd) != 0)
+		fd = -1;
+	pthread_mutex_unlock(&qp->lock);
+	return fd;
+}
+
 int rn_qp_on_readable(struct rn_qp *qp)
 {
 	int did;
@@ -998,6 +1012,10 @@ bool rn_qp_wants_write(struct rn_qp *qp)
 		w = e->done && e->wait_sync;
 	}
 	qp->eng_write = w;
+	/* a stream that signals everything as readable may be writable all the time (an
+	 * eventfd): the engine must not watch that; readable covers send space */
+	if (w && qp->conn && rn_conn_ready_as_readable(qp->conn))
+		w = false;
 	pthread_mutex_unlock(&qp->lock);
 	return w;
 }

@@ -261,8 +261,7 @@ static int sock_shutdown_write(struct rn_conn *c)
 
 static void sock_free(struct rn_sock_conn *s)
 {
-	/* close() is not retried on EINTR: on Linux the descriptor is released either way. */
-	close(s->fd);
+	rn_fd_close(s->fd); /* the engine may still watch it (rn_transport.h) */
 	free(s);
 }
 

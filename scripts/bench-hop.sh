@@ -19,7 +19,9 @@
 # the release scripts/build-release.sh makes),
 # BENCH_HOP_N1 / BENCH_HOP_N2 (10000 / 40000), BENCH_CPUS "a,b" (0,1), BENCH_HOP_KEEP (a
 # directory: the callgrind files are copied there, for callgrind_annotate), and any SOFTRNIC_*
-# setting for both ends (SOFTRNIC_MPA=crc, SOFTRNIC_DPDK_MEMIF_CSUM=off ...).
+# setting for both ends (SOFTRNIC_MPA=crc, SOFTRNIC_DPDK_MEMIF_CSUM=off ...), BENCH_OUT (the
+# figures' CSV and PNG, DATE-bench-hop.csv / .png: default bench/results, none writes nothing:
+# instructions a hop per part, no baseline, drawn as bars).
 # Exit status: 0 done, 1 a run failed, 77 valgrind or DPDK's memif PMD missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+bench_csv_open bench-hop || exit 1
 
 # run N: one server under callgrind, one native client; the server's files in $T/cg.N.out-*
 run() {
@@ -92,7 +95,8 @@ if [ -n "${BENCH_HOP_KEEP:-}" ]; then
 	mkdir -p "$BENCH_HOP_KEEP" && cp "$T"/cg.*.out-* "$BENCH_HOP_KEEP"/ ||
 		die "could not copy the callgrind files to $BENCH_HOP_KEEP"
 fi
-python3 - "$T/incl.$N1" "$T/incl.$N2" "$((N2 - N1))" "$T/tree.$N1" "$T/tree.$N2" <<'EOF'
+python3 - "$T/incl.$N1" "$T/incl.$N2" "$((N2 - N1))" "$T/tree.$N1" "$T/tree.$N2" \
+	"$T/rows" <<'EOF' || die "summary failed"
 import re, sys
 def load(path):
     costs = {}
@@ -138,11 +142,22 @@ def calls(path, fn):
     return total
 polls = (calls(sys.argv[5], 'sv_poll_cq') - calls(sys.argv[4], 'sv_poll_cq')) / n
 print(f"{'instructions':>12}  part of one hop")
+rows = open(sys.argv[6], "w")
 for depth, fn, what in parts:
     v = per_hop(fn)
     cost = f"{v:12.0f}" if v is not None else f"{'-':>12}"
     print(f"{cost}  {'  ' * depth}{what} ({fn})")
+    if v is not None:
+        rows.write(f"{fn}|{v:.0f}\n")
 # Each poll beyond the first finds nothing: the server waited for the client. Those add to
 # the total and to the poll's and the port's lines, not to the others.
 print(f"{polls:12.2f}  CQ polls a hop (1 when the client never kept the server waiting)")
+rows.write(f"CQ polls a hop|{polls:.2f}\n")
 EOF
+while IFS='|' read -r fig v; do
+	case $fig in
+	"CQ polls"*) bench_csv "$fig" 8 polls "$v" ;;
+	*) bench_csv "$fig" 8 instructions "$v" ;;
+	esac
+done <"$T/rows"
+bench_plot

@@ -30,7 +30,9 @@
 # BENCH_STRICT (not empty: exit 1 when a transfer did not complete; the smoke test in
 # tests/tcp/linux),
 # BENCH_PCAP (not empty: each engine end captures its frames to LOG.pcap beside its log, and
-# a kernel source's veth is captured by dumpcap).
+# a kernel source's veth is captured by dumpcap), BENCH_OUT (the figures' CSV and PNG,
+# DATE-bench-impair.csv / .png: default bench/results, none writes nothing: each pairing's
+# Gbit/s per profile and round beside kk's of the same round).
 # Needs root (exit 77 without) and DPDK's af_packet PMD (exit 77 without).
 # Usage: BUILD_DIR=build-rel scripts/bench-impair.sh
 set -u
@@ -176,7 +178,7 @@ transfer() {
 	echo "$tag: $GBPS Gbit/s ($bytes)$st; $(tail -n 1 "$LOGS/$tag.impair" | cut -d' ' -f2-9)"
 }
 
-echo "== bench-impair: $(nproc) CPUs, $(uname -r), build $B, $ROUNDS rounds, pairs $PAIRS," \
+echo "== bench-impair: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r), build $B, $ROUNDS rounds, pairs $PAIRS," \
 	"congestion control: kernel $KERNEL_CC, engine $ENGINE_CC"
 RESULTS=
 FAILED=0
@@ -190,6 +192,19 @@ for prof in $PROFILES; do
 			RESULTS+="$prof:$r:$pair:$GBPS "
 		done
 	done
+done
+
+# the CSV: every pairing but kk beside kk's transfer of the same profile and round
+bench_csv_open bench-impair || fail "cannot write the CSV"
+declare -A KK
+for item in $RESULTS; do
+	IFS=: read -r prof r pair g <<<"$item"
+	[ "$pair" = kk ] && KK[$prof:$r]=$g
+done
+for item in $RESULTS; do
+	IFS=: read -r prof r pair g <<<"$item"
+	[ "$pair" = kk ] && continue
+	bench_csv "$prof $pair vs kk" "" Gbit/s "$g" "${KK[$prof:$r]:-}" "$r"
 done
 
 echo "== summary (median of $ROUNDS rounds; ratio: median of the rounds' ratios to kk)"
@@ -217,4 +232,5 @@ for prof, by in res.items():
                     line += "  goal >=1: " + ("met" if m >= 1 else "MISSED")
         print(line)
 EOF
+bench_plot
 [ -z "${BENCH_STRICT:-}" ] || [ "$FAILED" = 0 ] || fail "$FAILED transfers did not complete"

@@ -23,7 +23,9 @@
 #   the build the goals are judged on; MEMIF_MTU, MEMIF_CSUM, MPI_X; LINKS: the links to run,
 #   default all five; the goals are judged only when tcp and memif are among them;
 #   BENCH_ARGS: mpi_bench's arguments on the DPDK links, e.g. "1 100" to stream long enough
-#   for perf)
+#   for perf; BENCH_OUT: the figures' CSV and PNG, DATE-bench-mpi.csv / .png, default
+#   bench/results, none writes nothing: each link's latency and bandwidth per round beside the
+#   TCP BTL's of that round)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
@@ -101,9 +103,10 @@ run_afpacket() { # the veth's MTU
 }
 
 declare -A lat bw ml mb rlat rbw
-echo "== scripts/bench-mpi.sh $ROUNDS ($(nproc) CPUs, $(mpirun --version | head -1)," \
+echo "== scripts/bench-mpi.sh $ROUNDS ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(mpirun --version | head -1)," \
 	"$B, memif MTU ${MEMIF_MTU:-64000}, memif_csum ${MEMIF_CSUM:-off})"
 printf '%-6s %-9s %10s %12s\n' round link lat_us bw_mib_s
+bench_csv_open bench-mpi || exit 1
 # ratio A B: A / B to two places
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 for r in $(seq "$ROUNDS"); do
@@ -121,6 +124,10 @@ for r in $(seq "$ROUNDS"); do
 		for t in $LINKS; do
 			rlat[$t]+="$(ratio "$(echo ${lat[$t]} | awk '{ print $NF }')" "$tl") "
 			rbw[$t]+="$(ratio "$(echo ${bw[$t]} | awk '{ print $NF }')" "$tb") "
+			[ "$t" = tcp ] && continue
+			bench_csv "$t latency vs TCP BTL" 8 us "$(awk '{ print $NF }' <<<"${lat[$t]}")" "$tl" "$r"
+			bench_csv "$t bandwidth vs TCP BTL" 1048576 MiB/s \
+				"$(awk '{ print $NF }' <<<"${bw[$t]}")" "$tb" "$r"
 		done
 	fi
 done
@@ -136,7 +143,12 @@ rc=0
 case " $LINKS " in
 *" tcp "*) ;;
 *) # no baseline: the medians alone
-	for t in $LINKS; do printf '%-9s lat %8s us   bw %9s MiB/s\n' "$t" "${ml[$t]}" "${mb[$t]}"; done
+	for t in $LINKS; do
+		printf '%-9s lat %8s us   bw %9s MiB/s\n' "$t" "${ml[$t]}" "${mb[$t]}"
+		bench_csv "$t latency" 8 us "${ml[$t]}" "" median
+		bench_csv "$t bandwidth" 1048576 MiB/s "${mb[$t]}" "" median
+	done
+	bench_plot
 	exit 0 ;;
 esac
 for t in $LINKS; do
@@ -148,4 +160,5 @@ for t in $LINKS; do
 		awk -v x="$rb" 'BEGIN { exit !(x >= 1.2) }' || { echo "goal missed: memif bandwidth ${rb}x < 1.2x"; rc=3; }
 	fi
 done
+bench_plot
 exit "$rc"

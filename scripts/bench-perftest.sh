@@ -14,7 +14,8 @@
 # unset: build-release, made by scripts/build-release.sh with LTO and PGO),
 # BENCH_CPUS "a,b" (default 0,1), BENCH_LAT_ITERS (default 10000), BENCH_BW_ITERS (default
 # 5000), BENCH_PINGS (kernel ping-pong, default 100000), BENCH_SECONDS (iperf3, default 5),
-# BENCH_SIW=0 skips step 4 (it needs root and siw-vm; ~1-2 min).
+# BENCH_SIW=0 skips step 4 (it needs root and siw-vm; ~1-2 min), BENCH_OUT (the figures' CSV and
+# PNG, DATE-bench-perftest.csv / .png: default bench/results, none writes nothing).
 # Exit status: 0 done, 1 a run failed, 77 perftest, iperf3 or DPDK's memif PMD missing.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -50,6 +51,7 @@ ninja -C "$B" -j2 $libs tests/tcp/linux/ktcp_peer >/dev/null ||
 K=$B/tests/tcp/linux/ktcp_peer
 
 bench_tmpdir bench-perftest
+bench_csv_open bench-perftest || exit 1
 # a private copy of the libraries: the build tree may be rebuilt while we run
 cp -aL "$B/verbs/libibverbs.so.1" "$B/verbs/rdmacm/librdmacm.so.1" "$T/" || die "copy libraries"
 
@@ -83,7 +85,7 @@ lat_row() { awk -v s="$2" '$1 == s && NF >= 9 && $2 ~ /^[0-9]+$/ { print $5, $8 
 # bandwidth row with --report_gbits: bytes iters peak average[Gb/s] msgrate
 bw_avg() { awk -v s="$2" '$1 == s && NF >= 5 && $2 ~ /^[0-9]+$/ { print $4 }' "$1" | tail -1; }
 
-echo "== bench-perftest: $(nproc) CPUs, cores $C0/$C1, $(uname -r), build $B ($(perftest_v=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null); echo "perftest ${perftest_v:-?}"))"
+echo "== bench-perftest: $(nproc) CPUs, cores $C0/$C1, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), build $B ($(perftest_v=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null); echo "perftest ${perftest_v:-?}"))"
 fails=0
 wl50=0 wl99=0 sl50=0 sl99=0 wbw=0 sbw=0
 echo "-- 1. perftest over softrnic on DPDK memif (drop-in libraries)"
@@ -111,6 +113,11 @@ k99=$(field "$T/kpp.cli" latency: p99_us)
 echo "kernel TCP ping-pong 8 B: p50 $k50 us, p99 $k99 us"
 iperf3_loopback "$SECS"
 echo "iperf3 loopback, one stream: $ip_gbps Gbit/s"
+# as the ratios below: each perftest figure beside the kernel's, as both programs report them
+bench_csv "ib_write_lat t_typical vs kernel ping-pong p50" 8 us "${wl50:-0}" "$k50"
+bench_csv "ib_send_lat t_typical vs kernel ping-pong p50" 8 us "${sl50:-0}" "$k50"
+bench_csv "ib_write_bw vs iperf3" 65536 Gbit/s "${wbw:-0}" "$ip_gbps"
+bench_csv "ib_send_bw vs iperf3" 65536 Gbit/s "${sbw:-0}" "$ip_gbps"
 
 echo "== ratios"
 python3 - "${wl50:-0}" "${wl99:-0}" "${sl50:-0}" "${sl99:-0}" "${wbw:-0}" "${sbw:-0}" "$k50" "$k99" "$ip_gbps" <<'EOF'
@@ -166,4 +173,5 @@ if [ "${BENCH_SIW:-1}" = 1 ]; then
 		siw_down
 	fi
 fi
+bench_plot
 [ "$fails" -eq 0 ] || { echo "bench-perftest.sh: $fails perftest run(s) over softrnic failed" >&2; exit 1; }

@@ -7,7 +7,9 @@
 # Exit status: 0 goal met on every transport, 3 missed, else a run failure.
 # Usage: scripts/bench-scale.sh [ROUNDS [NQP]]   (BUILD_DIR: a tree of your own, set up as a
 #   plain release build on first use; unset: build-release, scripts/build-release.sh;
-#   TRANSPORTS: default "kernel memif")
+#   TRANSPORTS: default "kernel memif"; BENCH_OUT: the figures' CSV and PNG,
+#   DATE-bench-scale.csv / .png, default bench/results, none writes nothing: per round the
+#   round trip with all open beside the one alone, the setup rate and the memory per QP)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
@@ -17,6 +19,7 @@ die() { echo "bench-scale: $*" >&2; exit 1; }
 B=${BUILD_DIR:-build-release}
 . scripts/bench-lib.sh
 bench_tmpdir bench-scale
+bench_csv_open bench-scale || exit 1
 bench_build bench/scale/qp_scale
 Q=$B/bench/scale/qp_scale
 
@@ -24,12 +27,11 @@ eal() { # ROLE LCORE
 	echo "SOFTRNIC_DPDK_EAL=--no-huge -m 1024 -l $2 --vdev=net_memif0,role=$1,socket=$T/memif.sock,socket-abstract=no"
 }
 
-# A QP holds two descriptors over kernel sockets, three over DPDK (docs/rnic.md): as many QPs
-# as the hard open-file limit allows, NQP at most
-KNQP=$(( ($(ulimit -Hn) - 512) / 2 ))
+# A QP holds one descriptor on either transport (docs/rnic.md), a CQ's channel one per 1,024
+# QPs: as many QPs as the hard open-file limit allows, NQP at most
+KNQP=$(( $(ulimit -Hn) - 512 ))
 [ "$KNQP" -lt "$NQP" ] || KNQP=$NQP
-MNQP=$(( ($(ulimit -Hn) - 512) / 3 ))
-[ "$MNQP" -lt "$NQP" ] || MNQP=$NQP
+MNQP=$KNQP
 
 # run TRANSPORT ROUND: one server and one client; the client's summary line to stdout
 run() {
@@ -54,7 +56,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 num() { sed -n "s/.*$1 *\([0-9.]*\).*/\1/p"; }
 
 status=0
-echo "# scripts/bench-scale.sh $ROUNDS $NQP ($(date -u +%F), $(nproc) cores, build $B," \
+echo "# scripts/bench-scale.sh $ROUNDS $NQP ($(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), build $B," \
 	"open-file hard limit $(ulimit -Hn): $KNQP QPs over kernel sockets, $MNQP over memif)"
 for t in $TRANSPORTS; do
 	: >"$T/$t.lines"
@@ -62,6 +64,11 @@ for t in $TRANSPORTS; do
 		line=$(run "$t" "$r") || exit 1
 		echo "$t round $r: $line"
 		echo "$line" >>"$T/$t.lines"
+		bench_csv "$t round trip with all QPs open vs alone" "" us \
+			"$(sed -n 's/.*alone, \([0-9.]*\) us with all.*/\1/p' <<<"$line")" \
+			"$(sed -n 's/.*QP 0: \([0-9.]*\) us alone.*/\1/p' <<<"$line")" "$r"
+		bench_csv "$t QP setup rate" "" QPs/s "$(sed -n 's/.* s (\([0-9]*\)\/s).*/\1/p' <<<"$line")" "" "$r"
+		bench_csv "$t resident memory per QP" "" KiB "$(sed -n 's/.*: \([0-9.]*\) KiB per QP.*/\1/p' <<<"$line")" "" "$r"
 	done
 	ratio=$(num '(ratio' <"$T/$t.lines" | median)
 	rate=$(sed -n 's/.* s (\([0-9]*\)\/s).*/\1/p' "$T/$t.lines" | median)
@@ -69,4 +76,5 @@ for t in $TRANSPORTS; do
 	echo "$t: median ratio $ratio (goal <= 1.1), setup $rate QPs/s, $kib KiB resident per QP"
 	awk -v r="$ratio" 'BEGIN { exit !(r <= 1.1) }' || status=3
 done
+bench_plot
 exit $status

@@ -27,7 +27,7 @@ C0=${CPUS%,*}
 C1=${CPUS#*,}
 
 die() { echo "bench-stat.sh: $*" >&2; exit 1; }
-source scripts/bench-lib.sh   # bench_tmpdir, bench_build, need_memif_pmd
+source scripts/bench-lib.sh   # bench_tmpdir, bench_build, need_memif_pmd, bench_csv
 need_memif_pmd bench-stat.sh
 [ "$(nproc)" -ge 2 ] || die "needs two CPUs"
 bench_build apps/verbs/softrnic-perf apps/stat/softrnic-stat
@@ -94,9 +94,9 @@ one() {
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 tests=(
-	"dpdk|lat-memif|-t write -l -s 8 -n $LAT_ITERS -P -y|5|RDMA Write 8 B latency, memif (us)"
-	"dpdk|bw-memif|-t write -s 65536 -n $BW_ITERS -y|4|RDMA Write 64 KiB bandwidth, memif (MiB/s)"
-	"sock|lat-sock|-t write -l -s 8 -n $LAT_ITERS -y|5|RDMA Write 8 B latency, kernel sockets (us)"
+	"dpdk|lat-memif|-t write -l -s 8 -n $LAT_ITERS -P -y|5|RDMA Write 8 B latency, memif (us)|us|8"
+	"dpdk|bw-memif|-t write -s 65536 -n $BW_ITERS -y|4|RDMA Write 64 KiB bandwidth, memif (MiB/s)|MiB/s|65536"
+	"sock|lat-sock|-t write -l -s 8 -n $LAT_ITERS -y|5|RDMA Write 8 B latency, kernel sockets (us)|us|8"
 )
 echo "bench-stat.sh: $ROUNDS rounds, build $B, CPUs $CPUS, reader softrnic-stat -j -i 0.01"
 # The decoy: the files of a kernel-socket pair taken while it runs (held by -L), renamed to
@@ -120,14 +120,19 @@ decoy() {
 	wait "${PIDS[-3]}" "${PIDS[-4]}" 2>/dev/null
 }
 decoy
+bench_csv_open bench-stat || exit 1
 
 for t in "${tests[@]}"; do
-	IFS='|' read -r tr name args col what <<<"$t"
+	IFS='|' read -r tr name args col what unit size <<<"$t"
 	off=() on=() dec=()
 	for r in $(seq "$ROUNDS"); do
 		off+=("$(one "$tr" "$name-off-$r" "$args" "$col" 0)")
 		on+=("$(one "$tr" "$name-on-$r" "$args" "$col" 1)")
 		dec+=("$(one "$tr" "$name-decoy-$r" "$args" "$col" decoy)")
+		# softrnic: with a reader; baseline: the same round without one
+		bench_csv "$tr write with softrnic-stat reading" "$size" "$unit" "${on[-1]}" \
+			"${off[-1]}" "$r"
+		bench_csv "$tr write with the decoy reader" "$size" "$unit" "${dec[-1]}" "${off[-1]}" "$r"
 	done
 	mo=$(median "${off[@]}")
 	mi=$(median "${on[@]}")
@@ -142,3 +147,4 @@ echo "reader: $(awk '{ s += $1 } END { print s }' "$T/reads") process records re
 	"CPU time $(cpu "$T/ticks-1") s"
 echo "decoy reader: $(awk '{ s += $1 } END { print s }' "$T/decoy-reads") process records read," \
 	"CPU time $(cpu "$T/ticks-decoy") s"
+bench_plot

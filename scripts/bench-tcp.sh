@@ -35,7 +35,8 @@
 # measures over BENCH_SECONDS; a shorter run would be dominated by the start-up, the first
 # pass through memif's rings and the target's first page faults),
 # BENCH_ROUNDS (the judged runs of sections 4 and 5, default 3), BENCH_MTU and
-# BENCH_MEMIF_CSUM (the judged bandwidth's link: 64000, off).
+# BENCH_MEMIF_CSUM (the judged bandwidth's link: 64000, off), BENCH_OUT (the figures' CSV and
+# PNG, DATE-bench-tcp.csv / .png: default bench/results, none writes nothing).
 # Exit status: 0 done, 1 a run failed, 77 DPDK's memif PMD or iperf3 missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +67,7 @@ X=$B/bench/tcp/xcopy
 P=$B/apps/verbs/softrnic-perf
 
 bench_tmpdir bench-tcp
+bench_csv_open bench-tcp || exit 1
 
 
 wait_line() {  # FILE TEXT PID
@@ -97,6 +99,7 @@ echo "-- 1. bulk: softrnic-tcp over memif, $BYTES verified"
 memif_pair bulk '--sink' "--source $BYTES"
 eng_gbps=$(field "$T/bulk.srv" result: gbit_s)
 echo "engine memif bulk: $eng_gbps Gbit/s (sink side; $(field "$T/bulk.srv" result: secs) s)"
+echo "-- load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "-- 1a. bulk: the same at MTU 9000 (memif buffers sized to one frame by the port)"
 SOFTRNIC_DPDK_MTU=9000 memif_pair bulk9k '--sink' "--source $BYTES"
@@ -107,6 +110,8 @@ echo "-- 1b. iperf3 over loopback, one stream, ${SECS} s"
 iperf3_loopback "$SECS"
 ip1_gbps=$ip_gbps
 echo "iperf3 loopback: $ip_gbps Gbit/s"
+bench_csv "engine bulk over memif vs iperf3 on lo" "" Gbit/s "$eng_gbps" "$ip1_gbps"
+bench_csv "engine bulk over memif MTU 9000 vs iperf3 on lo" "" Gbit/s "$eng9k_gbps" "$ip1_gbps"
 
 echo "-- 2. ping-pong, 8 octets, $PINGS exchanges"
 memif_pair pp '--echo' "--pingpong $PINGS --size 8"
@@ -117,6 +122,8 @@ kernel_pair kpp '--echo' "--pingpong $PINGS --size 8"
 k50=$(field "$T/kpp.cli" latency: p50_us)
 k99=$(field "$T/kpp.cli" latency: p99_us)
 echo "kernel loopback ping-pong: p50 $k50 us, p99 $k99 us"
+bench_csv "engine ping-pong p50 vs kernel on lo" 8 us "$e50" "$k50"
+bench_csv "engine ping-pong p99 vs kernel on lo" 8 us "$e99" "$k99"
 
 echo "-- 3. raw memif round trip (64-octet frame)"
 EAL_RAW="--no-huge -m 256 --no-pci --no-shconf --no-telemetry"
@@ -129,6 +136,7 @@ timeout 60 taskset -c "$C1" "$M" $EAL_RAW -l "$C1" --vdev="net_memif0,role=clien
 r50=$(field "$T/raw.cli" latency: p50_us)
 r99=$(field "$T/raw.cli" latency: p99_us)
 echo "raw memif round trip: p50 $r50 us, p99 $r99 us"
+bench_csv "raw memif round trip p50" 64 us "$r50"
 
 # rdma_pair NAME 'PERF ARGS' [VAR=VALUE...]: softrnic-perf server and client over memif
 # through the engine, both with the given environment (SOFTRNIC_MPA, SOFTRNIC_DPDK_MTU).
@@ -168,6 +176,9 @@ rdma_bw() {
 			"$T/$name.cli" | tail -1)
 		echo "RDMA Write 64 KiB bandwidth, MPA ${2:-nocrc}, MTU $3, tx_refs ${4:-off}," \
 			"memif_csum ${5:-on}: $bw Gbit/s"
+		# the judged rounds (section 5) write their own rows, against their round's iperf3
+		[ -n "${BW_ROUND:-}" ] || bench_csv "RDMA Write bw MPA ${2:-nocrc} MTU $3 tx_refs ${4:-off} csum ${5:-on} vs iperf3" \
+			65536 Gbit/s "$bw" "$ip1_gbps"
 	else
 		echo "RDMA Write 64 KiB bandwidth over memif, MPA ${2:-nocrc}, MTU $3: did not complete" \
 			"(client: $(grep -v '^EAL\|^rte_pmd' "$T/$name.cli" | tail -1);" \
@@ -192,6 +203,7 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 			w50=${row% *}
 			w99=${row#* }
 			echo "RDMA Write 8 B latency, target polls its CQ (-P), round $r: p50 (t_typical) $w50 us, p99 $w99 us"
+			bench_csv "RDMA Write latency -P p50 vs kernel ping-pong p50" 8 us "$w50" "$k50" "$r"
 		else
 			echo "RDMA Write 8 B latency over memif, round $r: did not complete (client: $(grep -v '^EAL\|^rte_pmd' "$T/rlat$r.cli" | tail -1))$PAIR_NOTE"
 		fi
@@ -219,8 +231,10 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 		"$X" "$C1" "$C0" 2 >"$T/xcopy$r" || die "xcopy failed"
 		xc=$(field "$T/xcopy$r" xcopy: gbit_s)
 		iperf3_loopback "$SECS"
-		rdma_bw wbw crc "$MTU" off "$CSUM"
+		BW_ROUND=$r rdma_bw wbw crc "$MTU" off "$CSUM"
 		echo "round $r: cross-core copy $xc Gbit/s, iperf3 $ip_gbps Gbit/s, RDMA Write $wbw Gbit/s"
+		bench_csv "judged RDMA Write bw CRC MTU $MTU vs iperf3 of its round" 65536 Gbit/s "$wbw" \
+			"$ip_gbps" "$r"
 		bw_rounds+="$ip_gbps:$wbw:${xc:-0} "
 	done
 fi
@@ -273,3 +287,4 @@ if done:
     print(f"baseline  cross-core copy per round {' '.join(f'{x:.1f}' for x in xc)} Gbit/s"
           f"   write/copy per round {' '.join(f'{w / x:.2f}' for i, w, x in rounds3 if x > 0)}")
 EOF
+bench_plot

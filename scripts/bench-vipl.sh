@@ -22,9 +22,12 @@
 # (20000) and BW_ITERS (20000) per run, split into the blocks, MODES ("spin yield"), PIN=1 to
 # pin server / client with taskset -c 0 / -c 1 (off by default: pinned, a spinning raw-verbs
 # process starves softrnic's progress thread on its own core). vipl-pingpong, vipl-bw and
-# vipl_raw stay the programs to run each side alone.
+# vipl_raw stay the programs to run each side alone. Every run's figures (VIPL as softrnic, raw
+# verbs as its baseline, the run's interleaved ratio) go to BENCH_OUT/DATE-bench-vipl.csv and
+# .png (scripts/bench-lib.sh: BENCH_OUT defaults to bench/results, none writes nothing).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+source scripts/bench-lib.sh   # free_port, bench_csv
 BUILD=${BUILD:-build-bench-vipl}
 REPS=${REPS:-5}
 BLOCKS=${BLOCKS:-10}
@@ -51,15 +54,6 @@ SPID=
 cleanup() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; }
 trap cleanup EXIT
 
-# free_port [AFTER]: a TCP port no socket uses now (above AFTER when given; the function runs
-# in a subshell, so the second port of a pair must be asked for relative to the first).
-free_port() {
-	local p=$((${1:-$((20000 + RANDOM % 20000))} + 1))
-	while [ -n "$(ss -Hatn "( sport = :$p or dport = :$p )" 2>/dev/null)" ]; do
-		p=$((p + 1))
-	done
-	echo "$p"
-}
 wait_port() {
 	for _ in $(seq 100); do
 		[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] && return 0
@@ -98,7 +92,8 @@ mix_run() {
 }
 
 echo "== bench-vipl: $REPS repetitions, $(nproc) CPUs, build $BUILD, VIPL at $REL ($KINDS)" \
-	"${S_PIN[*]:+(server ${S_PIN[*]}, client ${C_PIN[*]})}"
+	"${S_PIN[*]:+(server ${S_PIN[*]}, client ${C_PIN[*]})}, load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_csv_open bench-vipl || exit 1
 declare -A V R Q
 MODES=${MODES:-spin yield}
 KEYS=""
@@ -107,11 +102,14 @@ for m in $MODES; do
 	has_kind lat && KEYS="$KEYS $m-lat8 $m-lat64 $m-lat4096"
 	has_kind bw && KEYS="$KEYS $m-bw"
 done
-# record KEY LINE: a run's "RATIO VIPL RAW Q1-Q3"
+# record KEY SIZE LINE: a run's "RATIO VIPL RAW Q1-Q3"
 record() {
 	local q v r iq
-	read -r q v r iq <<<"$2"
+	read -r q v r iq <<<"$3"
 	[ -n "$iq" ] || { echo "bench-vipl.sh: no result line" >&2; return 1; }
+	local fig="${1%-*} latency p50 ($REL)" unit=us
+	case $1 in *-bw) fig="${1%-*} bandwidth ($REL, window $WINDOW)" unit=MB/s ;; esac
+	bench_csv "$fig" "$2" "$unit" "$v" "$r" "$rep" "$q"
 	Q[$1]+="$q "
 	V[$1]+="$v "
 	R[$1]+="$r "
@@ -122,11 +120,11 @@ for rep in $(seq "$REPS"); do
 	for m in $MODES; do
 		for s in 8 64 4096; do
 			has_kind lat || break
-			record "$m-lat$s" "$(mix_run lat "$m" "$s")" || exit 1
+			record "$m-lat$s" "$s" "$(mix_run lat "$m" "$s")" || exit 1
 			echo "   $m lat ${s}B: $LAST us"
 		done
 		has_kind bw || continue
-		record "$m-bw" "$(mix_run bw "$m" 65536)" || exit 1
+		record "$m-bw" 65536 "$(mix_run bw "$m" 65536)" || exit 1
 		echo "   $m bw 64KiB: $LAST MB/s"
 	done
 done
@@ -149,3 +147,4 @@ for k in $KEYS; do
 	esac
 	printf " %-18s %12s %12s %8s  %s %s\n" "$k" "$mv" "$mr" "$ratio" "$goal" "$ok"
 done
+bench_plot

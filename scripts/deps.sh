@@ -15,6 +15,7 @@ PACKAGES=(
   python3-pyverbs                       # tests/pyverbs: rdma-core's test suite and ours
   scdoc man-db                          # the manual pages (man/), checked with man -l (tests/install)
   debhelper lintian dpkg-dev            # the Debian packages (debian/, tests/deb)
+  gnuplot-nox file                      # the benchmarks' plots (scripts/bench-plot.sh, tests/bench)
 )
 
 missing=()

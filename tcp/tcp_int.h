@@ -55,6 +55,7 @@ static inline void tcp_link_del(struct tcp_link *l)
 #define TCP_DEFAULT_MSS 536u       /* RFC 9293 3.7.1: without the option */
 #define TCP_CHALLENGE_PER_SEC 1000u /* RFC 5961 7: ACK throttling */
 #define TCP_PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 5.5: 24 days */
+#define TCP_PAWS_WINDOW 1u  /* TSval ticks older than TS.Recent that PAWS still takes */
 #define TCP_PERSIST_MAX_US 60000000u
 #define TCP_RTO_MAX_US 120000000u
 #define TCP_OOO_MAX 32u            /* out-of-order ranges (holes) held */

@@ -3,17 +3,22 @@
 
 #include "tcp_int.h"
 
-/* R1 (5.3): a segment with a timestamp older than TS.Recent is a duplicate from an earlier
- * wrap - unless TS.Recent is more than 24 days old (5.5), when the peer's clock may have
- * wrapped: then TS.Recent is invalid and the segment is judged by sequence alone. RST
- * segments are not subject to PAWS (Linux does the same; RFC 7323 leaves it open). */
+/* R1 (5.3): a segment with a timestamp older than TS.Recent (by more than one tick) is a
+ * duplicate from an earlier wrap - unless TS.Recent is more than 24 days old (5.5), when
+ * the peer's clock may have wrapped: then TS.Recent is invalid and the segment is judged by
+ * sequence alone. RST segments are not subject to PAWS (Linux does the same; RFC 7323
+ * leaves it open). */
 bool tcp_paws_reject(struct tcp_conn *c, const struct tcp_seg *seg)
 {
 	uint64_t now_ms;
 
 	if (!c->ts_ok || !seg->opts.has_ts || (seg->flags & TCP_F_RST))
 		return false;
-	if (!seq_lt(seg->opts.ts_val, c->ts_recent))
+	/* One tick of the peer's clock older is taken, as Linux does (TCP_PAWS_WINDOW): with a
+	 * millisecond clock, new data sent just before a retransmission that overtook it (the
+	 * retransmission filled the hole at RCV.NXT and so moved TS.Recent) carries the tick
+	 * before; a wrapped-sequence duplicate is older by far more. */
+	if (!seq_lt(seg->opts.ts_val, c->ts_recent - TCP_PAWS_WINDOW))
 		return false;
 	/* A reordered duplicate ACK (no data, nothing new acknowledged) is harmless and counts
 	 * for fast retransmit: let it through like Linux's tcp_disordered_ack. */

@@ -78,8 +78,18 @@ static void unmark_lost(struct tcp_rack *r, struct tcp_rack_seg *e)
 	}
 }
 
+static void mark_lost(struct tcp_rack *r, struct tcp_rack_seg *e)
+{
+	if (!r->lost_bytes || seq_lt(e->seq, r->lost_seq))
+		r->lost_seq = e->seq;
+	e->flags |= TCP_RSEG_LOST;
+	r->lost_bytes += e->len;
+}
+
 static void resent(struct tcp_rack *r, uint32_t seq, uint32_t end, uint64_t now_us)
 {
+	if (r->scan_set && seq_lt(seq, r->scan_seq))
+		r->scan_seq = seq; /* a candidate again */
 	for (uint32_t i = find(r, seq); i < r->cnt && seq_lt(at(r, i)->seq, end); i++) {
 		struct tcp_rack_seg *e = at(r, i);
 		e->xmit_us = now_us;
@@ -238,6 +248,19 @@ uint32_t tcp_rack_reo_wnd(const struct tcp_rack *r, bool in_recovery, uint32_t s
 	return w < srtt_us ? (uint32_t)w : srtt_us;
 }
 
+/* The index where a walk for candidates starts: past the entries all SACKed or lost. */
+static uint32_t scan_start(struct tcp_rack *r)
+{
+	uint32_t i = r->scan_set ? find(r, r->scan_seq) : 0;
+
+	for (; i < r->cnt && (at(r, i)->flags & (TCP_RSEG_SACKED | TCP_RSEG_LOST)); i++)
+		r->walked++;
+	r->scan_set = i < r->cnt;
+	if (r->scan_set)
+		r->scan_seq = at(r, i)->seq;
+	return i;
+}
+
 uint32_t tcp_rack_detect(struct tcp_rack *r, uint64_t now_us, uint32_t reo_wnd_us,
 			 uint64_t *timeout_us)
 {
@@ -246,10 +269,11 @@ uint32_t tcp_rack_detect(struct tcp_rack *r, uint64_t now_us, uint32_t reo_wnd_u
 	*timeout_us = 0;
 	if (r->broken || !r->have)
 		return 0;
-	for (uint32_t i = 0; i < r->cnt; i++) {
+	for (uint32_t i = scan_start(r); i < r->cnt; i++) {
 		struct tcp_rack_seg *e = at(r, i);
 		uint64_t due;
 
+		r->walked++;
 		if (e->flags & (TCP_RSEG_SACKED | TCP_RSEG_LOST))
 			continue;
 		if (!sent_after(r->order, e->order)) {
@@ -259,23 +283,27 @@ uint32_t tcp_rack_detect(struct tcp_rack *r, uint64_t now_us, uint32_t reo_wnd_u
 		}
 		due = e->xmit_us + r->rtt_us + reo_wnd_us;
 		if (due <= now_us) {
-			e->flags |= TCP_RSEG_LOST;
-			r->lost_bytes += e->len;
+			mark_lost(r, e);
 			newly += e->len;
-		} else if (due - now_us > *timeout_us) {
-			*timeout_us = due - now_us;
+			continue;
 		}
+		if (!*timeout_us || due - now_us < *timeout_us)
+			*timeout_us = due - now_us;
+		if (!(e->flags & TCP_RSEG_RETRANS))
+			break; /* the rest went out later: not overdue either */
 	}
 	return newly;
 }
 
-bool tcp_rack_next_lost(const struct tcp_rack *r, uint32_t *seq, uint32_t *len)
+bool tcp_rack_next_lost(struct tcp_rack *r, uint32_t *seq, uint32_t *len)
 {
 	if (!r->lost_bytes)
 		return false;
-	for (uint32_t i = 0; i < r->cnt; i++) {
+	for (uint32_t i = find(r, r->lost_seq); i < r->cnt; i++) {
 		const struct tcp_rack_seg *e = at(r, i);
+		r->walked++;
 		if (e->flags & TCP_RSEG_LOST) {
+			r->lost_seq = e->seq;
 			*seq = e->seq;
 			*len = e->len;
 			return true;
@@ -297,6 +325,7 @@ void tcp_rack_rto(struct tcp_rack *r)
 		at(r, i)->flags &= (uint8_t)~(TCP_RSEG_SACKED | TCP_RSEG_LOST);
 	r->sacked_bytes = 0;
 	r->lost_bytes = 0;
+	r->scan_set = false;
 }
 
 uint32_t tcp_rack_mark_all_lost(struct tcp_rack *r)
@@ -307,8 +336,7 @@ uint32_t tcp_rack_mark_all_lost(struct tcp_rack *r)
 		struct tcp_rack_seg *e = at(r, i);
 
 		if (!(e->flags & (TCP_RSEG_SACKED | TCP_RSEG_LOST))) {
-			e->flags |= TCP_RSEG_LOST;
-			r->lost_bytes += e->len;
+			mark_lost(r, e);
 			newly += e->len;
 		}
 	}

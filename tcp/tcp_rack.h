@@ -47,6 +47,13 @@ struct tcp_rack {
 	bool dsack_round_set;
 	uint32_t dsack_round;       /* SND.MAX when the multiplier last grew */
 	uint32_t spurious;          /* DSACKs seen (statistics) */
+	/* Where walks start, so that a peer's ACKs cost the entries that can change, not the
+	 * whole flight: every entry below scan_seq is SACKed or lost (scan_set), and none below
+	 * lost_seq is lost (while lost_bytes) */
+	bool scan_set;
+	uint32_t scan_seq;
+	uint32_t lost_seq;
+	uint64_t walked;            /* entries those walks looked at (statistics, tests) */
 };
 
 /* What the ACK that delivered segments says about them (for RFC 8985 6.2 step 2). */
@@ -75,11 +82,13 @@ void tcp_rack_recovery_done(struct tcp_rack *r);
 uint32_t tcp_rack_reo_wnd(const struct tcp_rack *r, bool in_recovery, uint32_t smss,
 			  uint32_t srtt_us);
 /* Marks what is lost now; returns the octets newly marked. *timeout_us: 0, or how long until
- * the next entry would be lost if nothing else arrives (the reordering timer). */
+ * the next entry would be lost if nothing else arrives (the reordering timer). The walk
+ * stops at the first original transmission not yet overdue: everything above it in sequence
+ * went out later (retransmissions later still), so nothing there can be overdue either. */
 uint32_t tcp_rack_detect(struct tcp_rack *r, uint64_t now_us, uint32_t reo_wnd_us,
 			 uint64_t *timeout_us);
 /* The first entry marked lost: its range. */
-bool tcp_rack_next_lost(const struct tcp_rack *r, uint32_t *seq, uint32_t *len);
+bool tcp_rack_next_lost(struct tcp_rack *r, uint32_t *seq, uint32_t *len);
 /* Octets in flight (RFC 8985's "pipe" as Linux counts it): outstanding less SACKed and lost. */
 uint32_t tcp_rack_pipe(const struct tcp_rack *r, uint32_t snd_una, uint32_t snd_max);
 /* After a retransmission timeout: every entry is unSACKed and unmarked (go-back-N resends

@@ -181,7 +181,10 @@ void tcp_stack_destroy(struct tcp_stack *s)
 	while (!tcp_link_empty(&s->conns)) {
 		struct tcp_conn *c = TCP_CONTAINER(s->conns.next, struct tcp_conn, link);
 
-		if (c->state != TCP_TIME_WAIT && c->state != TCP_SYN_SENT && c->state != TCP_CLOSED)
+		/* TIME_WAIT too: the ACK of the peer's FIN may have been lost, and once the
+		 * stack is gone nothing answers its retransmitted FIN (a kernel's TIME_WAIT
+		 * outlives the process; ours does not) */
+		if (c->state != TCP_SYN_SENT && c->state != TCP_CLOSED)
 			tcp_send_rst_conn(c);
 		c->ops = NULL; /* "no callbacks" (tcp.h) */
 		tcp_conn_release(c);

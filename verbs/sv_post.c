@@ -192,6 +192,7 @@ int sv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr *
 			*bad = wr;
 		return EINVAL;
 	}
+	rn_device_qp_posted(q->rn); /* its completion is the one to look for next */
 	if (!long_post(wr))
 		return post_send(q, wr, bad);
 	/* a long post's span tells the device how busy its consumer is (rn_device.h) */
@@ -213,6 +214,7 @@ int sv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr *
 			*bad = wr;
 		return EINVAL;
 	}
+	rn_device_qp_posted(q->rn);
 	st = rn_qp_post_recv(q->rn, (const struct rn_recv_wr *)wr, &rbad, NULL);
 	if (st && bad)
 		*bad = rbad ? (struct ibv_recv_wr *)rbad : wr;

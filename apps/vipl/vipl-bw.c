@@ -1,7 +1,9 @@
-/* vipl-bw: one-way VIPL send bandwidth. The client keeps up to -w sends posted; the server
- * keeps 2*w receives posted and returns a 4-byte credit message for every w/2 receives it
- * has re-posted, so no send ever finds an empty receive queue (RD/RR would break the
- * connection, VIA §2.5). MB/s = 10^6 bytes per second; -v checks every message's pattern. */
+/* vipl-bw: one-way VIPL send bandwidth. The client keeps up to its -w sends posted; the
+ * server keeps 2 x its own -w receives posted, grants them once connected and returns a
+ * 4-byte credit message for every w/2 receives it has re-posted, so no send ever finds an
+ * empty receive queue (RD/RR would break the connection, VIA §2.5). The server takes the
+ * test (-n, -S, -a, -v, -r) from its client, as vipl-pingpong's does. MB/s = 10^6 bytes per
+ * second; -v checks every message's pattern. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +22,15 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "vipl-bw: -S between 1 and %d\n", VP_MAX_MSG), 2;
 	unsigned nbuf = v.o.server ? 2 * v.o.window : v.o.window;
 	int rc = 1;
-	if (vp_open(&v, (size_t)nbuf * (VP_MAX_MSG + 128) + 64 * 1024) || vp_bw_setup(&v, &b) ||
-	    vp_connect(&v))
+	/* the server's receive for the parameters goes up first, so it takes the first message */
+	if (vp_open(&v, (size_t)nbuf * (VP_MAX_MSG + 128) + 64 * 1024) || vp_params_post(&v) ||
+	    vp_bw_setup(&v, &b) || vp_connect(&v) || vp_params_exchange(&v))
+		goto out;
+	if (v.o.size == 0) {
+		fprintf(stderr, "vipl-bw: server: the client asked for 0-byte messages\n");
+		goto out;
+	}
+	if (vp_bw_grant(&v, &b))
 		goto out;
 	uint32_t sizes[32];
 	unsigned nsz = vp_sizes(&v, sizes, 32);

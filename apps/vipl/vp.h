@@ -72,18 +72,22 @@ struct vp_pp {
 int vp_pp_setup(struct vp *v, struct vp_pp *p);
 int vp_pp_exchange(struct vp *v, struct vp_pp *p, uint32_t size, uint32_t seq);
 
-/* One-way stream (vipl-bw): the client keeps up to o.window sends posted; the server keeps
- * 2 x window receives posted and returns a 4-byte credit message for every window / 2 it
- * re-posted, so no send finds an empty receive queue (RD/RR would break the connection, VIA
- * §2.5). Setup before vp_connect posts the receives; each call moves n messages and ends
- * with every credit returned. */
+/* One-way stream (vipl-bw): the client keeps up to its o.window sends posted; the server
+ * keeps 2 x its own window receives posted, grants them to the client in one credit message
+ * once the test's parameters arrived, and returns a 4-byte credit message for every window /
+ * 2 it re-posted, so no send finds an empty receive queue (RD/RR would break the connection,
+ * VIA §2.5) and neither side needs the other's -w. Setup before vp_connect posts the
+ * receives; each call moves n messages and ends with every credit returned. */
 struct vp_bw {
 	unsigned w, nrecv, batch;
+	unsigned long credits;       /* client: receives the server has granted, unused */
 	uint8_t **buf;               /* client: w send buffers; server: 2 x w receive buffers */
 	VIP_DESCRIPTOR **d, *cd[VP_CREDIT_RECVS], *csend;
 	uint32_t *cbuf[VP_CREDIT_RECVS], *csbuf;
 };
 int vp_bw_setup(struct vp *v, struct vp_bw *b);
+/* After the parameters: the server grants its receives, the client takes the grant. */
+int vp_bw_grant(struct vp *v, struct vp_bw *b);
 int vp_bw_server(struct vp *v, struct vp_bw *b, uint32_t size, unsigned long n);
 int vp_bw_client(struct vp *v, struct vp_bw *b, uint32_t size, unsigned long n, uint64_t *ns);
 void vp_bw_free(struct vp_bw *b);

@@ -82,6 +82,22 @@ int vp_bw_setup(struct vp *v, struct vp_bw *b)
 	return 0;
 }
 
+int vp_bw_grant(struct vp *v, struct vp_bw *b)
+{
+	if (v->o.server) {
+		*b->csbuf = b->nrecv;
+		return vp_post_send(v, b->csend, 4) || !vp_wait_send(v) ? -1 : 0;
+	}
+	VIP_DESCRIPTOR *d = vp_wait_recv(v);
+	if (!d)
+		return -1;
+	uint32_t c = *(uint32_t *)d->DS[0].Local.Data.Address;
+	if (d->CS.Length != 4 || c == 0)
+		return fprintf(stderr, "vipl-bw: the server granted no receives\n"), -1;
+	b->credits = c;
+	return vp_post_recv(v, d);
+}
+
 void vp_bw_free(struct vp_bw *b)
 {
 	free(b->buf);
@@ -118,7 +134,7 @@ int vp_bw_server(struct vp *v, struct vp_bw *b, uint32_t size, unsigned long n)
 
 int vp_bw_client(struct vp *v, struct vp_bw *b, uint32_t size, unsigned long n, uint64_t *ns)
 {
-	unsigned long credits = b->nrecv, acked = 0;
+	unsigned long credits = b->credits, acked = 0;
 	unsigned outstanding = 0, head = 0;
 	uint64_t t0 = vp_now_ns();
 	for (unsigned long i = 0; i < n || outstanding || acked < n;) {
@@ -148,6 +164,7 @@ int vp_bw_client(struct vp *v, struct vp_bw *b, uint32_t size, unsigned long n, 
 		if (vp_post_recv(v, d))
 			return -1;
 	}
+	b->credits = credits; /* every one back: the grant again */
 	*ns = vp_now_ns() - t0;
 	return 0;
 }

@@ -206,7 +206,7 @@ int scale_client(const char *addr, const char *port, unsigned nqp, unsigned iter
 
 	c.id = calloc(nqp, sizeof *c.id);
 	c.down = calloc(nqp, sizeof *c.down);
-	if (!c.id || !c.down || scale_nofile(3 * nqp + 2 * (nqp / SCALE_QPS_PER_CQ) + 256) || getaddrinfo(addr, port, &hints, &c.ai))
+	if (!c.id || !c.down || scale_nofile(nqp + 2 * (nqp / SCALE_QPS_PER_CQ) + 256) || getaddrinfo(addr, port, &hints, &c.ai))
 		return 1;
 	c.ec = rdma_create_event_channel();
 	int rc = c.ec ? measure(&c, iters, inflight) : -1;

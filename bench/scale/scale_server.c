@@ -115,7 +115,7 @@ int scale_server(const char *addr, const char *port, unsigned nqp)
 				  .ai_flags = AI_PASSIVE }, *ai;
 
 	s.id = calloc(nqp, sizeof *s.id);
-	if (!s.id || scale_nofile(3 * nqp + 2 * (nqp / SCALE_QPS_PER_CQ) + 256) || getaddrinfo(addr, port, &hints, &ai))
+	if (!s.id || scale_nofile(nqp + 2 * (nqp / SCALE_QPS_PER_CQ) + 256) || getaddrinfo(addr, port, &hints, &ai))
 		return 1;
 	s.ec = rdma_create_event_channel();
 	int rc = !s.ec || rdma_create_id(s.ec, &s.listen, NULL, RDMA_PS_TCP) ||

@@ -113,6 +113,10 @@ void *rn_cq_context(const struct rn_cq *cq);
 /* Armed (rn_cq_req_notify) and not fired since: its consumer is about to wait on the
  * channel rather than poll on (a snapshot). */
 bool rn_cq_armed(const struct rn_cq *cq);
+/* A number the device keeps with the CQ for its consumer-side progress (rn_device.h
+ * rn_device_qp_posted): which of the CQ's feeders a poll tries first. 0: none. */
+void rn_cq_set_feed_hint(struct rn_cq *cq, unsigned hint);
+unsigned rn_cq_feed_hint(const struct rn_cq *cq);
 
 /* Completion channel: one eventfd shared by any number of CQs (ibv_comp_channel).
  * These calls return errno values (0, ENOMEM, EBUSY, EAGAIN, EINTR) as libibverbs does. */

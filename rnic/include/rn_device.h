@@ -141,6 +141,11 @@ void rn_device_cq_reaped(struct rn_device *dev);
  * RN_DEVICE_LONG_POST octets: a shorter one is over too soon to matter. */
 #define RN_DEVICE_LONG_POST 16384u
 void rn_device_consumer_posted(struct rn_device *dev, uint64_t start);
+/* The consumer posted to qp (created by rn_device_qp_create): a poll of qp's CQs tries qp
+ * first. With many QPs on one CQ, a poll tries only a few of them (one on an armed CQ);
+ * the one just posted to is the one whose completion the consumer waits for next. */
+struct rn_qp;
+void rn_device_qp_posted(struct rn_qp *qp);
 /* The consumer is about to block (it armed a CQ): end any hold, the engine watches again. */
 void rn_device_consumer_blocks(struct rn_device *dev);
 
@@ -201,6 +206,10 @@ struct rn_dev_conn_ops {
 	 * busy, else as on_readable. */
 	void (*cqs)(void *obj, const struct rn_cq *out[2]);
 	int (*try_progress)(void *obj);
+	/* fd(obj) with a descriptor lease on it (rn_transport.h), taken atomically with obj's
+	 * close of that fd; -1: none. NULL: the device leases fd(obj) itself, for an object
+	 * that closes its fd only after detach. */
+	int (*fd_hold)(void *obj);
 };
 struct rn_dev_conn;
 
@@ -208,7 +217,7 @@ struct rn_dev_conn;
  * wake / wake_arg = rn_device_conn_wake / the conn): alloc, create the object, attach. */
 enum rn_status rn_device_conn_alloc(struct rn_device *dev, const struct rn_dev_conn_ops *ops,
 				    struct rn_dev_conn **out);
-/* Register obj with the engine (a dup of its fd; EPOLLOUT while wants_write) and start the
+/* Register obj with the engine (its fd, leased; EPOLLOUT while wants_write) and start the
  * engine if needed. */
 enum rn_status rn_device_conn_attach(struct rn_dev_conn *c, void *obj);
 /* "Look at me again" (fd changed, bytes wait): any thread, any time until conn_free;

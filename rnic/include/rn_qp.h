@@ -18,8 +18,9 @@
  *     of it parsed, placed and completed) and returns whether it did anything.
  *   - After a wake-up (init attr `wake`) the engine must re-read rn_qp_fd() and
  *     rn_qp_wants_write(): the fd changes at Idle->RTS and becomes -1 when the stream is
- *     released (closed or reset; the old fd number may already be closed and reused, so the
- *     engine should drop it from epoll before calling into the QP again).
+ *     released (closed or reset). An engine that watches the fd holds a lease on it
+ *     (rn_qp_fd_hold): the number stays open until the engine lets go, so it drops it from
+ *     epoll and releases it before looking at the new one.
  *   - Memory lifetime (rn_mem quiescence): the QP never keeps a translation across a return
  *     from any entry point; every chunk of data is re-validated (rn_mem_check_*) right before
  *     it is copied. The engine's rn_mem_quiescent() between calls is therefore enough. The
@@ -310,6 +311,9 @@ enum rn_status rn_qp_check_recv(struct rn_qp *qp, const struct rn_recv_wr *wr);
 /* ---- progress engine entry points -------------------------------------------------------- */
 /* The stream's fd, or -1 when no stream is associated. */
 int rn_qp_fd(struct rn_qp *qp);
+/* rn_qp_fd with a descriptor lease taken on it (rn_transport.h), atomically with the QP's
+ * own close of its stream; -1: none (or no memory for the lease). */
+int rn_qp_fd_hold(struct rn_qp *qp);
 /* Read once from the transport (handed-over bytes first), parse, place, complete, answer
  * (Read Responses, Terminate), feed FIN / RST to the state machine. Returns 1 when something
  * was read or done, 0 when the transport had nothing. */
@@ -319,7 +323,8 @@ int rn_qp_on_readable(struct rn_qp *qp);
 int rn_qp_on_writable(struct rn_qp *qp);
 /* Whether the engine should watch EPOLLOUT (octets wait for the transport, or a completion
  * waits for an rn_mem grace period: the engine then simply calls on_writable again after its
- * next quiescent point). */
+ * next quiescent point). Never on a stream that signals all as readable (rn_transport.h
+ * ready_as_readable): readable stands for send space there. */
 bool rn_qp_wants_write(struct rn_qp *qp);
 
 /* The same work from an application thread (receive, then transmit and completions), only

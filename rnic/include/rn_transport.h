@@ -211,6 +211,15 @@ bool rn_thread_is_cq_poller(void);
 int rn_mem_holder_add(void (*drop)(void *arg), void *arg);
 void rn_mem_holder_del(void (*drop)(void *arg), void *arg);
 
+/* ---- descriptor leases (rn_fdlease.c) ----------------------------------------------- */
+/* The progress engine watches a stream's fd() without a copy of its own: it holds a lease
+ * on the number while it is registered. So a transport closes the descriptor that fd()
+ * returns with rn_fd_close, never close(): while the engine holds it the close waits for
+ * the engine to let go (at its next look at the stream, soon after the release), so the
+ * number is never reused under its registration. The socket's FIN or RST goes when the
+ * descriptor is really closed. */
+void rn_fd_close(int fd);
+
 /* ---- call-through helpers ------------------------------------------------------------- */
 
 static inline int rn_tp_listen(const struct rn_transport *t, const struct sockaddr *addr,

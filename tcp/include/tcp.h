@@ -91,7 +91,9 @@ void tcp_stack_cfg_default(struct tcp_stack_cfg *cfg);
 /* -EINVAL (bad address, MTU, missing pool or tx), -ENOMEM. */
 int tcp_stack_create(const struct tcp_stack_cfg *cfg, struct tcp_stack **out);
 /* Aborts every connection (RST, no callbacks; zero-copy memory is released before it
- * returns), closes listeners, frees everything. NULL is ignored. */
+ * returns), TIME_WAIT ones included (their state dies with the stack, so a peer whose FIN
+ * was never acknowledged learns it now), closes listeners, frees everything. NULL is
+ * ignored. */
 void tcp_stack_destroy(struct tcp_stack *s);
 
 /* Received frames (from rte_eth_rx_burst). Takes ownership of every mbuf. */

@@ -41,6 +41,30 @@ for bad in "--dpdk" "--dpdk /nonexistent/conf true" "--conf /nonexistent true" "
 	[ "$rc" -eq 2 ] || fail "'softrnic-run $bad' exited $rc, expected 2"
 done
 
+# Open MPI's mpirun (a stand-in that says it is one and prints its arguments): the library
+# path and the options' variables forwarded with -x, or added to mca_base_env_list when the
+# environment sets that; any other program's arguments stay as given
+cat >"$CONF.mpirun" <<'MPIRUN'
+#!/bin/sh
+[ "$1" = --version ] && { echo "mpirun (Open MPI) 4.1.4"; exit 0; }
+echo "args: $*"
+echo "env_list: ${OMPI_MCA_mca_base_env_list:-}"
+MPIRUN
+chmod +x "$CONF.mpirun"
+mkdir "$CONF.bin" && ln -s "$CONF.mpirun" "$CONF.bin/mpirun" || fail "the stand-in mpirun"
+cleanup_mpirun() { rm -rf "$CONF.mpirun" "$CONF.bin"; }
+EXIT_HOOKS="$EXIT_HOOKS cleanup_mpirun"
+out=$(unset OMPI_MCA_mca_base_env_list; "$RUN" --mpa crc "$CONF.bin/mpirun" -np 2 ./app)
+echo "$out" | grep -qx 'args: -x LD_LIBRARY_PATH -x SOFTRNIC_MPA -np 2 ./app' ||
+	fail "mpirun was not given -x LD_LIBRARY_PATH -x SOFTRNIC_MPA first: $out"
+echo "$out" | grep -qx 'env_list: ' || fail "mca_base_env_list set beside -x: $out"
+out=$(OMPI_MCA_mca_base_env_list=FOO "$RUN" --kernel "$CONF.bin/mpirun" -np 2 ./app)
+echo "$out" | grep -qx 'args: -np 2 ./app' || fail "-x added beside mca_base_env_list: $out"
+echo "$out" | grep -qx 'env_list: FOO;LD_LIBRARY_PATH;SOFTRNIC_TRANSPORT' ||
+	fail "mca_base_env_list not extended: $out"
+out=$("$RUN" "$CONF.mpirun" -np 2 ./app)
+echo "$out" | grep -qx 'args: -np 2 ./app' || fail "a program not named mpirun was given -x: $out"
+
 out=$(timeout "$PROG_TIMEOUT" "$RUN" ibv_devinfo) || fail "softrnic-run ibv_devinfo failed"
 echo "$out" | grep -q 'hca_id:[[:space:]]*softrnic0' || fail "ibv_devinfo: no softrnic0: $out"
 echo "$TEST_NAME: OK"

@@ -8,8 +8,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -18,6 +22,7 @@
 
 #include "rn_device.h"
 #include "rn_device_int.h"
+#include "rn_fdlease.h"
 #include "rn_progress.h"
 #include "rn_qp.h"
 #include "test_cm_util.h"
@@ -798,6 +803,60 @@ static bool poll_one(struct rn_cq *cq, struct rn_cqe *e)
 	return false;
 }
 
+/* Whether any socket of the process is open under two descriptors. */
+static bool socket_opened_twice(void)
+{
+	char seen[512][64], link[64], path[300];
+	unsigned n = 0;
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	bool twice = false;
+
+	assert_non_null(dir);
+	while ((d = readdir(dir)) != NULL && !twice) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		ssize_t l = readlink(path, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = '\0';
+		if (strncmp(link, "socket:", 7) != 0)
+			continue;
+		for (unsigned i = 0; i < n && !twice; i++)
+			twice = strcmp(seen[i], link) == 0;
+		if (n < 512)
+			strcpy(seen[n++], link);
+	}
+	closedir(dir);
+	return twice;
+}
+
+/* Descriptor leases: an owner's close while the engine holds the number waits for the last
+ * release; without a hold it closes at once. */
+static void test_fd_lease(void **state)
+{
+	(void)state;
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(rn_fd_hold(p[0]), 0);
+	assert_int_equal(rn_fd_hold(p[0]), 0);
+	rn_fd_close(p[0]);
+	assert_true(rn_fd_close_pending(p[0]));
+	assert_true(fcntl(p[0], F_GETFD) >= 0);  /* still open: held twice */
+	rn_fd_release(p[0]);
+	assert_true(fcntl(p[0], F_GETFD) >= 0);
+	rn_fd_release(p[0]);
+	assert_int_equal(fcntl(p[0], F_GETFD), -1);
+	assert_false(rn_fd_close_pending(p[0]));
+	/* a release without a close leaves the descriptor to its owner */
+	assert_int_equal(rn_fd_hold(p[1]), 0);
+	rn_fd_release(p[1]);
+	assert_true(fcntl(p[1], F_GETFD) >= 0);
+	rn_fd_close(p[1]);
+	assert_int_equal(fcntl(p[1], F_GETFD), -1);
+	assert_int_equal(rn_fd_hold(-1), -EBADF);
+}
+
 static void test_qp_attach(void **state)
 {
 	(void)state;
@@ -822,6 +881,9 @@ static void test_qp_attach(void **state)
 	struct rn_rq_sge ss = { (uintptr_t)qa.buf, 22, qa.stag };
 	struct rn_send_wr sw = { .wr_id = 9, .sg_list = &ss, .num_sge = 1,
 				 .opcode = RN_WR_SEND, .flags = RN_SEND_SIGNALED };
+	assert_int_equal(rn_cq_feed_hint(qa.cq), 0);
+	rn_device_qp_posted(qa.qp); /* as the verbs post calls do: the only feeder, index 0 */
+	assert_int_equal(rn_cq_feed_hint(qa.cq), 1);
 	assert_int_equal(rn_qp_post_send(qa.qp, &sw, NULL, NULL), RN_OK);
 	assert_true(poll_one(qb.cq, &e));
 	assert_int_equal(e.status, RN_WC_SUCCESS);
@@ -830,6 +892,19 @@ static void test_qp_attach(void **state)
 	assert_string_equal(qb.buf, "hello over the engine");
 	assert_true(poll_one(qa.cq, &e));
 	assert_int_equal(e.wr_id, 9);
+	/* the engines watch the QPs' own descriptors: no copy of either socket is open */
+	assert_false(socket_opened_twice());
+	/* A's stream goes while A's engine watches it: the close waits for the engine to let go
+	 * (the number is never reused under its registration), then really happens */
+	int fd = rn_qp_fd(qa.qp);
+	struct rn_qp_mod err = { .next = RN_QPS_ERROR };
+	assert_true(fd >= 0);
+	assert_int_equal(rn_qp_modify_qp(qa.qp, &err, NULL), RN_OK);
+	assert_int_equal(rn_qp_fd(qa.qp), -1);
+	for (int i = 0; i < T_WAIT_MS && fcntl(fd, F_GETFD) >= 0; i++)
+		sleep_ms(1);
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	assert_false(rn_fd_close_pending(fd));
 	/* destroy one QP explicitly, leave the other to close */
 	assert_int_equal(rn_device_qp_destroy(da, qa.qp), RN_OK);
 	unlisten(db, &l);
@@ -851,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_hold_counts_posts),
 		cmocka_unit_test(test_cm_engine),
 		cmocka_unit_test(test_cm_timeout),
+		cmocka_unit_test(test_fd_lease),
 		cmocka_unit_test(test_qp_attach),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

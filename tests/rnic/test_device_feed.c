@@ -12,13 +12,13 @@
 #include "rn_device_feed.h"
 
 struct item {
-	unsigned pos;
+	atomic_uint pos;
 	int cq;
 };
 
 static unsigned take_all(struct rn_feed_tab *t, const void *cq, void **out, unsigned max)
 {
-	return rn_feed_take(t, cq, out, max);
+	return rn_feed_take(t, cq, 0, out, max);
 }
 
 /* Takes rotate: with 5 feeders and takes of 2, every feeder comes within 3 takes. */
@@ -46,6 +46,33 @@ static void test_turns(void **state)
 }
 
 /* Leaving from the middle keeps the others' positions right: each can still leave. */
+/* A hint puts that feeder first, once; the others follow in turn; a hint past the end is
+ * ignored. */
+static void test_hint(void **state)
+{
+	struct rn_feed_tab t = { 0 };
+	struct item it[5];
+	int cq;
+	void *out[5];
+	(void)state;
+
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(rn_feed_add(&t, &cq, &it[i], &it[i].pos), 0);
+	unsigned h = atomic_load(&it[3].pos) + 1;
+	assert_int_equal(rn_feed_take(&t, &cq, h, out, 1), 1);
+	assert_ptr_equal(out[0], &it[3]);
+	assert_int_equal(rn_feed_take(&t, &cq, h, out, 5), 5);
+	assert_ptr_equal(out[0], &it[3]);
+	for (int i = 1; i < 5; i++)
+		assert_ptr_not_equal(out[i], &it[3]);
+	assert_int_equal(rn_feed_take(&t, &cq, 6, out, 5), 5);   /* past the end: no hint */
+	unsigned seen = 0;
+	for (int i = 0; i < 5; i++)
+		seen |= 1u << ((struct item *)out[i] - it);
+	assert_int_equal(seen, 0x1f);
+	rn_feed_free(&t);
+}
+
 static void test_leave_any_order(void **state)
 {
 	struct rn_feed_tab t = { 0 };
@@ -57,13 +84,13 @@ static void test_leave_any_order(void **state)
 	for (int i = 0; i < 64; i++)
 		assert_int_equal(rn_feed_add(&t, &cq, &it[i], &it[i].pos), 0);
 	for (int i = 0; i < 64; i += 2)
-		rn_feed_del(&t, &cq, it[i].pos);
+		rn_feed_del(&t, &cq, atomic_load(&it[i].pos));
 	unsigned n = take_all(&t, &cq, out, 64);
 	assert_int_equal(n, 32);
 	for (unsigned j = 0; j < n; j++)
 		assert_int_equal(((struct item *)out[j] - it) % 2, 1);
 	for (int i = 63; i > 0; i -= 2)
-		rn_feed_del(&t, &cq, it[i].pos);
+		rn_feed_del(&t, &cq, atomic_load(&it[i].pos));
 	assert_int_equal(take_all(&t, &cq, out, 64), 0);
 	/* the emptied CQ comes back (a new CQ at the same address) */
 	assert_int_equal(rn_feed_add(&t, &cq, &it[0], &it[0].pos), 0);
@@ -96,7 +123,7 @@ static void test_many_cqs(void **state)
 				assert_int_equal(((struct item *)out[j])->cq, c);
 		}
 		for (int i = NIT - 1; i >= 0; i--)
-			rn_feed_del(&t, &cq[it[i].cq], it[i].pos);
+			rn_feed_del(&t, &cq[it[i].cq], atomic_load(&it[i].pos));
 		for (int c = 0; c < NCQ; c += 97)
 			assert_int_equal(take_all(&t, &cq[c], out, 16), 0);
 	}
@@ -108,6 +135,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_turns),
+		cmocka_unit_test(test_hint),
 		cmocka_unit_test(test_leave_any_order),
 		cmocka_unit_test(test_many_cqs),
 	};

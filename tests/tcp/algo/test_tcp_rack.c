@@ -112,6 +112,57 @@ static void test_time_makes_it_lost(void **state)
 	assert_int_equal(tcp_rack_pipe(&r, 2 * MSS, 6 * MSS), 2 * MSS);
 }
 
+/* The reordering timer is for the first entry to become overdue, and marks each as it does. */
+static void test_timer_for_the_earliest(void **state)
+{
+	uint64_t tmo;
+
+	(void)state;
+	hole_at_2(10, 0);
+	sack_seg(11, 30 * MS);   /* the newest: 2 .. 10 are candidates, sent 20 ms + 0 .. 8 us */
+	r.reordering_seen = true; /* keep the window open (min_rtt / 4) */
+	assert_int_equal(detect(30 * MS, false, 10 * MS, &tmo), 0);
+	uint64_t due2 = 20 * MS + r.rtt_us + tcp_rack_reo_wnd(&r, false, MSS, 10 * MS);
+	assert_int_equal(tmo, due2 - 30 * MS);
+	/* at that time segment 2 alone is overdue; the next timer is for segment 3, 1 us on */
+	assert_int_equal(detect(due2, false, 10 * MS, &tmo), MSS);
+	assert_int_equal(tmo, 1);
+}
+
+/* A peer that SACKs only the newest segment of a large flight, ACK after ACK: each ACK's walks
+ * look at a few entries, not the whole flight. */
+static void test_sack_newest_walks_little(void **state)
+{
+	uint64_t tmo;
+	uint32_t seq, len;
+	const uint32_t n = 20000;
+
+	(void)state;
+	warm();
+	for (uint32_t k = 2; k < 2 + n; k++)   /* one burst: all at 20 ms */
+		tcp_rack_sent(&r, k * MSS, MSS, k * MSS, 20 * MS);
+	for (uint32_t k = 0; k < 1000; k++) {
+		sack_seg(2 + n - 1 - k, 30 * MS + k);
+		r.reordering_seen = true;
+		detect(30 * MS + k, false, 10 * MS, &tmo);
+		assert_false(tcp_rack_next_lost(&r, &seq, &len));
+	}
+	assert_true(tmo > 0);
+	assert_true(r.walked < 10u * 1000u);
+	/* time passes: the whole unSACKed flight is overdue now, found in one walk */
+	uint64_t before = r.walked;
+	assert_int_equal(detect(40 * MS, false, 10 * MS, &tmo), (n - 1000) * MSS);
+	assert_true(r.walked - before <= n + 1);
+	/* taking the lost entries one by one walks each once */
+	before = r.walked;
+	for (uint32_t k = 0; k < 100; k++) {
+		assert_true(tcp_rack_next_lost(&r, &seq, &len));
+		assert_int_equal(seq, (2 + k) * MSS);
+		tcp_rack_sent(&r, seq, len, (2 + n) * MSS, 41 * MS + k);
+	}
+	assert_true(r.walked - before <= 200);
+}
+
 static void test_dupthresh_zero_window(void **state)
 {
 	uint64_t tmo;
@@ -217,6 +268,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_time_makes_it_lost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dupthresh_zero_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timer_for_the_earliest, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sack_newest_walks_little, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_retransmission, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retransmission_rtt_of_original_ignored, setup,
 						teardown),

@@ -199,6 +199,44 @@ static void test_time_wait_rst_same_burst(void **state)
 	assert_int_equal(a.close_err, 0);
 }
 
+static enum pair_action drop_from_a(void *arg, const struct pair_seg *s, unsigned n)
+{
+	(void)arg;
+	(void)n;
+	return s->dir == PAIR_A ? PAIR_DROP : PAIR_PASS;
+}
+
+/* A stack that goes (its process exits) while a connection is in TIME_WAIT resets it: the
+ * ACK of the peer's FIN may have been lost, and nothing is left to answer the peer's
+ * retransmitted FIN, so its LAST-ACK would wait out every retransmission. */
+static void test_destroy_resets_time_wait(void **state)
+{
+	struct pair_ep a, b;
+	const struct pair_seg *last;
+
+	(void)state;
+	pair_established(&a, &b);
+	assert_int_equal(tcp_shutdown(a.c), 0);
+	tcp_stack_flush(P.st[0]);
+	pair_run(&P);
+	assert_int_equal(tcp_conn_state(a.c), TCP_FIN_WAIT_2);
+	P.filter = drop_from_a;     /* A's ACK of B's FIN is lost */
+	tcp_close(b.c);
+	tcp_stack_flush(P.st[1]);
+	pair_run(&P);
+	assert_true(a.closed);      /* TIME_WAIT: the user heard on_closed(0) */
+	last = pair_last(&P, PAIR_A);
+	assert_non_null(last);
+	assert_true(last->dropped && !(last->flags & TCP_F_RST));
+	P.filter = NULL;
+	unsigned rsts = pair_count(&P, PAIR_A, TCP_F_RST, false);
+	tcp_stack_destroy(P.st[0]);
+	P.st[0] = NULL;             /* pair_fini must not destroy it again */
+	assert_int_equal(pair_count(&P, PAIR_A, TCP_F_RST, false), rsts + 1);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
 static void test_fin_each_way_time_wait(void **state)
 {
 	struct tcp_stack_cfg ca;
@@ -370,16 +408,32 @@ static void test_paws(void **state)
 	pair_inject(&P, PAIR_B, &in);
 	pair_run(&P);
 	assert_int_equal(b.rx_len, 4);
-	/* 24 days idle: TS.Recent no longer valid, an old timestamp is accepted (RFC 7323 5.5) */
-	P.now_ns += 245ull * 24 * 360 * SEC; /* 24.5 days: TSval moves < 2^31 */
+	/* one tick older than TS.Recent is taken (Linux's TCP_PAWS_WINDOW): new data sent just
+	 * before a retransmission that overtook it and moved TS.Recent */
 	in.seq += 4;
-	in.data = "new!";
-	o.ts_val = la->opts.ts_val - 5000;
+	in.data = "tick";
+	o.ts_val = la->opts.ts_val;
+	pair_inject(&P, PAIR_B, &in);
+	pair_run(&P);
+	assert_int_equal(b.rx_len, 8);
+	/* two ticks older is not */
+	in.seq += 4;
+	in.data = "two!";
+	o.ts_val = la->opts.ts_val - 1;
 	pair_inject(&P, PAIR_B, &in);
 	pair_run(&P);
 	assert_int_equal(b.rx_len, 8);
 	tcp_stack_get_stats(P.st[1], &st);
-	assert_int_equal(st.paws_drops, 1);
+	assert_int_equal(st.paws_drops, 2);
+	/* 24 days idle: TS.Recent no longer valid, an old timestamp is accepted (RFC 7323 5.5) */
+	P.now_ns += 245ull * 24 * 360 * SEC; /* 24.5 days: TSval moves < 2^31 */
+	in.data = "new!";
+	o.ts_val = la->opts.ts_val - 5000;
+	pair_inject(&P, PAIR_B, &in);
+	pair_run(&P);
+	assert_int_equal(b.rx_len, 12);
+	tcp_stack_get_stats(P.st[1], &st);
+	assert_int_equal(st.paws_drops, 2);
 	pair_ep_fini(&a);
 	pair_ep_fini(&b);
 }
@@ -814,6 +868,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_simultaneous_open, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_simultaneous_close, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fin_each_way_time_wait, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_resets_time_wait, pair_fixture_setup,
+						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_time_wait_rst_same_burst, pair_fixture_setup,
 						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rst_rules, pair_fixture_setup, pair_fixture_teardown),
