@@ -44,6 +44,11 @@ static int check_vipl_wire(const char *v, char *why, size_t wl)
 	return -EINVAL;
 }
 
+static int check_stats_qps(const char *v, char *why, size_t wl)
+{
+	return check_uint(v, 65536, why, wl);   /* RN_STATS_QPS_MAX, max_qp (D77) */
+}
+
 static int check_bool01(const char *v, char *why, size_t wl)
 {
 	return check_uint(v, 1, why, wl);
@@ -60,6 +65,9 @@ const struct sc_key sc_keys[SC_NKEYS] = {
 	{ "vipl_wire", check_vipl_wire },
 	{ "vipl_spin_us", check_spin_us },
 	{ "vipl_rundir", NULL },
+	/* the statistics file softrnic-stat reads (rnic/rn_stats.c, docs/stats.md) */
+	{ "stats_dir", NULL },
+	{ "stats_qps", check_stats_qps },
 	/* the DPDK port (dpdk/dpdk_cfg.c): a file of its own, then each key of it */
 	{ "dpdk_conf", NULL },
 	{ "dpdk_eal", NULL },

@@ -119,7 +119,8 @@ static int eal_forced(struct eal_args *a, const cpu_set_t *cpus, char *lcore, si
 		rc |= eal_push(a, "--no-pci");
 	if (!eal_has(a, "--no-shconf"))
 		rc |= eal_push(a, "--no-shconf");
-	if (!eal_has(a, "--no-telemetry"))
+	/* telemetry only when asked for: its socket is one per file prefix (D143) */
+	if (!eal_has(a, "--no-telemetry") && !eal_has(a, "--telemetry"))
 		rc |= eal_push(a, "--no-telemetry");
 	if (!eal_has(a, "--log-level"))
 		rc |= eal_push(a, "--log-level=warning");

@@ -113,6 +113,7 @@ static int port_pass(struct dpdk_port *p, uint64_t *next_ns)
 	if (!p->link_up || p->memif_client)
 		dpdk_port_link_watch(p, tcp_stack_now_ns(p->stack));
 	dpdk_pool_watch(p, tcp_stack_now_ns(p->stack));
+	dpdk_stats_publish(p, tcp_stack_now_ns(p->stack));
 	if (p->pass_fn != NULL)
 		p->pass_fn(p->pass_arg);
 	tcp_stack_clock_release(p->stack);

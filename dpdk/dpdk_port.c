@@ -402,6 +402,7 @@ static int port_stack(struct dpdk_port *p, struct net_if_cfg *nc, char *err, siz
 
 static void port_free(struct dpdk_port *p)
 {
+	dpdk_stats_close(p);
 	if (p->stack != NULL) {
 		pthread_mutex_lock(&p->lock);
 		tcp_stack_destroy(p->stack);
@@ -471,7 +472,10 @@ static int port_build(struct dpdk_port *p, char *err, size_t el)
 		rc = port_setup(p, &nc, err, el);
 	if (rc != 0)
 		return rc;
-	return port_stack(p, &nc, err, el);
+	rc = port_stack(p, &nc, err, el);
+	if (rc == 0)
+		dpdk_stats_open(p);
+	return rc;
 }
 
 static struct dpdk_port *port_shared(const struct dpdk_cfg *cfg, char *err, size_t el)

@@ -77,6 +77,8 @@ struct dpdk_port {
 	void *pass_arg;
 	int efd;
 	struct dpdk_port_stats st;
+	struct rn_stats_port *st_rec;  /* the port's record of the statistics file (dpdk_stats.c) */
+	uint64_t st_pub_ns;            /* its next update */
 };
 
 static inline uint64_t dpdk_port_now_ns(void)
@@ -105,6 +107,18 @@ struct rte_mempool *dpdk_pool_make(const char *name, uint32_t n, uint16_t room, 
 /* Says once when the receive pool is empty, once when the send queues fill the transmit
  * pool. Lock held. */
 void dpdk_pool_watch(struct dpdk_port *p, uint64_t now);
+
+/* ---- dpdk_stats.c ---------------------------------------------------------------------- */
+/* The port's record of the statistics file: taken at open (NULL when the file has no room),
+ * refreshed by the pass when due (lock held), given back at close. */
+struct rn_stats_port;
+void dpdk_stats_open(struct dpdk_port *p);
+void dpdk_stats_publish(struct dpdk_port *p, uint64_t now);
+void dpdk_stats_close(struct dpdk_port *p);
+
+/* ---- dpdk_telemetry.c ------------------------------------------------------------------ */
+/* The /softrnic/ telemetry commands, once per process. */
+void dpdk_telemetry_register(void);
 
 /* ---- dpdk_poll.c ----------------------------------------------------------------------- */
 /* The stack's transmit (net_if_cfg.tx): capture, linearise, burst with bounded retries. */

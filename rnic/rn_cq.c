@@ -51,6 +51,7 @@ struct rn_cq {
 	atomic_uint feed_hint;     /* the device's: which feeder a poll tries first */
 	atomic_int ovf_raised;     /* overflow event posted, consumer has not drained since */
 	atomic_uint_fast64_t ovf_count;
+	uint64_t *ovf_stat;        /* the device's cq_overruns, or NULL */
 
 	alignas(RN_CACHELINE) pthread_spinlock_t plock;
 	atomic_uint_fast64_t tail; /* next slot a producer fills */
@@ -130,6 +131,7 @@ enum rn_status rn_cq_create(const struct rn_cq_attr *attr, struct rn_cq **out,
 	cq->ch = attr->channel;
 	cq->evq = attr->evq;
 	cq->context = attr->context;
+	cq->ovf_stat = attr->overruns;
 	rn_event_res_init(&cq->evres, RN_RES_CQ, cq, attr->id);
 	if (cq->ch)
 		channel_attach(cq->ch);
@@ -388,6 +390,8 @@ static void cq_maybe_notify(struct rn_cq *cq, const struct rn_cqe *e)
 static void cq_overflow(struct rn_cq *cq)
 {
 	atomic_fetch_add_explicit(&cq->ovf_count, 1, memory_order_relaxed);
+	if (cq->ovf_stat)
+		__atomic_fetch_add(cq->ovf_stat, 1, __ATOMIC_RELAXED);
 	if (!atomic_exchange(&cq->ovf_raised, 1) && cq->evq)
 		rn_evq_post(cq->evq, RN_AE_CQ_OVERFLOW, &cq->evres);
 }

@@ -185,6 +185,8 @@ static void free_parts(struct rn_device *dev)
 	rn_evq_destroy(dev->evq);
 	rn_mem_destroy(dev->mem);
 	rn_feed_free(&dev->feeds);
+	if (dev->stats)
+		rn_stats_dev_put(dev->stats);
 	pthread_cond_destroy(&dev->ah_cond);
 	pthread_mutex_destroy(&dev->ah_lock);
 	pthread_mutex_destroy(&dev->lock);
@@ -231,6 +233,7 @@ enum rn_status rn_device_open(const struct rn_device_open_attr *a, struct rn_dev
 	dev->exclusive = a->exclusive;
 	dev->inline_mode = a->inline_progress;
 	snprintf(dev->name, sizeof(dev->name), "softrnic%d", unit);
+	dev->stats = rn_stats_dev_take(dev->unit, dev->name);
 	atomic_init(&dev->next_id, 1);
 	dev->magic = RN_DEVICE_MAGIC;
 	*out = dev;
@@ -460,6 +463,7 @@ enum rn_status rn_device_cq_create(struct rn_device *dev, uint32_t min_cqe,
 	ca.max_cqe = dev->attr.max_cqe;
 	ca.evq = dev->evq;
 	ca.id = rn_device_next_id(dev);
+	ca.overruns = &dev->stats->cq_overruns;
 	rc = rn_cq_create(&ca, out, allocated);
 	if (rc) {
 		unreserve(dev, RN_DK_CQ);

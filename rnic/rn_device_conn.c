@@ -568,6 +568,8 @@ static void cm_service(struct rn_dev_cm *a)
 	fn = a->fn;
 	arg = a->arg;
 	pthread_mutex_unlock(&a->lock);
+	if (report && (st == RN_CM_FAILED || st == RN_CM_REJECTED))
+		rn_stat_shared_add(&a->dev->stats->conn_setup_fails, 1);
 	if (report && fn)
 		fn(arg, a, st);
 }

@@ -10,6 +10,7 @@
 
 #include "rn_device.h"
 #include "rn_device_feed.h"
+#include "rn_stats_int.h"
 
 #define RN_DEVICE_MAGIC 0x524e4943u /* "RNIC" */
 
@@ -30,6 +31,7 @@ struct rn_device {
 	struct rn_evq *evq;
 	struct rn_progress *eng;
 	struct rn_event_res res;       /* the RNIC as an event resource */
+	struct rn_stats_dev *stats;    /* its counters (rn_stats_int.h), from open to close */
 
 	/* the engine thread as an rn_mem reader (hook callbacks run on the driving thread) */
 	struct rn_progress_hook hook;

@@ -44,6 +44,7 @@ static void fill_attr(struct rn_device *dev, struct rn_qp_init_attr *attr, struc
 	attr->mem = rn_device_mem(dev);
 	attr->evq = rn_device_evq(dev);
 	attr->qp_id = rn_device_next_id(dev);
+	attr->stats = dev->stats;
 	attr->limits = (struct rn_qp_limits){
 		.max_sq_wr = da.max_qp_wr,
 		.max_rq_wr = da.max_qp_wr,

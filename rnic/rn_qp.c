@@ -174,6 +174,8 @@ static void flush_rq(struct rn_qp *qp)
 /* Lock held: the QP's stream changes (or goes); the engine must look again. */
 static void set_conn(struct rn_qp *qp, struct rn_conn *conn)
 {
+	if (conn && conn != qp->conn)
+		rn_stats_qp_peer(qp->st_qp, conn);
 	qp->conn = conn;
 	atomic_store(&qp->conn_fd, conn ? rn_conn_fd(conn) : -1);
 	qp->need_wake = true;
@@ -331,6 +333,8 @@ static void run_step(struct rn_qp *qp, const struct rn_qp_step *st)
 	 * gate, and posts from now on take the lock and the new state's rule */
 	if (qp->rq && st->to != st->from)
 		rn_rq_set_open(qp->rq, rq_post_queues(st->to));
+	if (st->to != st->from)
+		__atomic_store_n(&qp->st_qp->state, (uint32_t)st->to, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < st->n; i++)
 		run_action(qp, &st->act[i], &flushed);
 	/* Back in Idle the SQ is empty: give every slot back at once, as a libibverbs reset
@@ -532,6 +536,29 @@ static void init_sm(struct rn_qp *qp)
 	qp->sm.close_to_error = qp->ia.close_to_error;
 }
 
+/* QPs made without a device (unit tests) count here, seen by no reader. */
+static struct rn_stats_dev no_device_stats;
+
+/* A record of the statistics file when the table has room, else the QP's own (the device's
+ * totals count the QP either way). */
+static void stats_take(struct rn_qp *qp)
+{
+	qp->st_dev = qp->ia.stats ? qp->ia.stats : &no_device_stats;
+	qp->st_qp = qp->ia.stats ? rn_stats_qp_take(qp->ia.stats, qp->alloc.qp_id) : NULL;
+	if (!qp->st_qp) {
+		rn_stats_qp_local(&qp->st_own, qp->alloc.qp_id);
+		qp->st_qp = &qp->st_own;
+	}
+	rn_stat_shared_add(&qp->st_dev->qps_created, 1);
+}
+
+static void stats_put(struct rn_qp *qp)
+{
+	rn_stat_shared_add(&qp->st_dev->qps_destroyed, 1);
+	if (qp->st_qp != &qp->st_own)
+		rn_stats_qp_put(qp->st_qp);
+}
+
 enum rn_status rn_qp_create(const struct rn_qp_init_attr *attr, struct rn_qp **out,
 			    struct rn_qp_alloc *out_alloc)
 {
@@ -575,6 +602,7 @@ enum rn_status rn_qp_create(const struct rn_qp_init_attr *attr, struct rn_qp **o
 	rn_rq_limit_init(&qp->rq_lim, attr->srq ? attr->rq_limit : 0, attr->evq, &qp->res);
 	init_sm(qp);
 	reset_layers(qp);
+	stats_take(qp);
 	rn_cq_ref(attr->send_cq);
 	rn_cq_ref(attr->recv_cq);
 	if (attr->srq)
@@ -613,6 +641,7 @@ enum rn_status rn_qp_destroy(struct rn_qp *qp)
 		rn_srq_unref(qp->ia.srq);
 	rn_mem_pd_put(qp->ia.mem, qp->ia.pd);
 	pthread_mutex_destroy(&qp->lock);
+	stats_put(qp);
 	free_qp(qp);
 	return RN_OK;
 }

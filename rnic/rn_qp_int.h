@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "rn_qp.h"
+#include "rn_stats_int.h"
 
 /* ---- Send Queue ------------------------------------------------------------------------ */
 struct rn_sqe {
@@ -238,6 +239,11 @@ struct rn_qp {
 	uint32_t emss;
 	struct rn_qp_tx tx;
 	struct rn_qp_rx rx;
+	/* counters (rn_stats_int.h): the QP's record (in the statistics file, else st_own) and
+	 * its device's; written with the lock held */
+	struct rn_stats_qp *st_qp;
+	struct rn_stats_dev *st_dev;
+	struct rn_stats_qp st_own;
 	/* Terminate message for Query (sent one in tx.term) */
 	bool term_rcvd_valid;
 	struct rdmap_term term_rcvd;

@@ -632,6 +632,8 @@ static void rx_head(struct rn_qp *qp, const struct mpa_rx_piece *p)
 	rx->head_len = p->len;
 	stage_forget(rx);   /* a new FPDU: nothing of it staged yet */
 	rx->ulpdu_len = p->ulpdu_len;
+	RN_QP_STAT(qp, rx_fpdus, 1);
+	RN_QP_STAT(qp, rx_octets, rn_stats_fpdu_octets(p->ulpdu_len));
 	if (p->ulpdu_len >= MPA_RX_HEAD_MAX + RN_RX_DIRECT_MIN) {
 		rx->big = true;
 		rx->small_run = 0;
@@ -737,10 +739,24 @@ static void deliver_irrq(struct rn_qp *qp)
 	*r = (struct rn_irq_ent){ rr->sink_stag, rr->sink_to, rr->size, rr->src_stag, rr->src_to };
 }
 
+/* A segment that passed every check: its payload, and its message once at the last one. */
+static void rx_count(struct rn_qp *qp)
+{
+	const struct rn_qp_rx *rx = &qp->rx;
+	enum rn_stats_op op = rn_stats_op_of(rx->msg.opcode);
+
+	if (op == RN_STATS_NOPS)
+		return;
+	RN_QP_STAT(qp, rx_msg_octets[op], rx->pl.len);
+	if (rx->pl.last)
+		RN_QP_STAT(qp, rx_msgs[op], 1);
+}
+
 static void deliver(struct rn_qp *qp)
 {
 	struct rn_qp_rx *rx = &qp->rx;
 
+	rx_count(qp);
 	if (!rx->pl.tagged)
 		ddp_rx_deliver(&rx->ddp, &rx->pl);
 	rx->ddp_done = true;
@@ -764,6 +780,8 @@ static void deliver(struct rn_qp *qp)
 	case RDMAP_OP_TERMINATE:
 		qp->term_rcvd = rx->msg.u.term;
 		qp->term_rcvd_valid = rx->msg.body_len != 0;
+		RN_QP_STAT(qp, term_rx[rn_stats_term_layer(rx->msg.u.term.err.layer)]
+				      [rn_stats_term_etype(rx->msg.u.term.err.etype)], 1);
 		rn_qp_input(qp, RN_QPI_TERM_RECEIVED, NULL);
 		break;
 	default:
@@ -804,6 +822,10 @@ static void rx_mpa_error(struct rn_qp *qp, const struct mpa_error *me)
 	struct iwarp_err e = { IWARP_LAYER_LLP, MPA_TERM_ETYPE_MPA, (uint8_t)me->ecode };
 	struct rn_qp_error qe = { e, ev_for(qp, e), false };
 
+	if (me->ecode == MPA_ECODE_CRC)
+		RN_QP_STAT(qp, crc_errors, 1);
+	else if (me->ecode == MPA_ECODE_MARKER)
+		RN_QP_STAT(qp, marker_errors, 1);
 	qp->rx.mpa_failed = true;
 	qp->rx.err_pending = false;
 	stage_forget(&qp->rx);   /* the FPDU is bad: nothing of it is placed */

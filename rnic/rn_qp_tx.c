@@ -443,8 +443,14 @@ static void frame_terminate(struct rn_qp *qp)
 	size_t n = rdmap_term_ulpdu_encode(&qp->tx.term, qp->tx.msn[RDMAP_QN_TERMINATE], u, sizeof(u));
 
 	qp->tx.term_pending = false;
-	if (n && frame(qp, u, n, NULL, 0) == 0)
+	if (n && frame(qp, u, n, NULL, 0) == 0) {
+		const struct iwarp_err *e = &qp->tx.term.err;
+
 		qp->tx.msn[RDMAP_QN_TERMINATE]++;
+		RN_QP_STAT(qp, tx_fpdus, 1);
+		RN_QP_STAT(qp, tx_octets, rn_stats_fpdu_octets(n));
+		RN_QP_STAT(qp, term_tx[rn_stats_term_layer(e->layer)][rn_stats_term_etype(e->etype)], 1);
+	}
 }
 
 /* ---- payload gathering ------------------------------------------------------------------- */
@@ -1055,6 +1061,20 @@ static uint32_t seg_cap(const struct rn_qp_tx *t)
 	return (uint32_t)(t->limit - queued - RN_TX_FPDU_FRAMING);
 }
 
+/* A segment framed: its FPDU, and its message once at the last segment. */
+static void tx_count(struct rn_qp *qp, const struct ddp_hdr *h, size_t hl, uint32_t payload)
+{
+	enum rn_stats_op op = rn_stats_op_of(h->rsvdulp & RDMAP_CTRL_OPCODE_MASK);
+
+	RN_QP_STAT(qp, tx_fpdus, 1);
+	RN_QP_STAT(qp, tx_octets, rn_stats_fpdu_octets(hl + payload));
+	if (op == RN_STATS_NOPS)
+		return;
+	RN_QP_STAT(qp, tx_msg_octets[op], payload);
+	if (h->last)
+		RN_QP_STAT(qp, tx_msgs[op], 1);
+}
+
 /* Frame the next segment of the current message. */
 static int encode_segment(struct rn_qp *qp)
 {
@@ -1077,6 +1097,7 @@ static int encode_segment(struct rn_qp *qp)
 		if (frame(qp, hdr, hl, pl, s.payload_len) != 0)
 			return -1;
 	}
+	tx_count(qp, &s.hdr, hl, s.payload_len);
 	if (s.hdr.last)
 		message_framed(qp);
 	return 0;

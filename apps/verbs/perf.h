@@ -33,6 +33,8 @@ struct perf_params {
 	int timeout_ms;         /* limit for any single wait */
 	uint32_t max_size;      /* server: largest size taken from a client; 0 = PERF_MAX_SIZE_DEFAULT */
 	FILE *log;              /* banner and connection lines; NULL = quiet */
+	int linger_ms;          /* after the closing handshake, keep the connection this long
+	                         * (softrnic-stat reads the final counters meanwhile) */
 	/* Interleaving (bench/rdma): every `between_every` iterations, outside the measured
 	 * time, call between(between_arg); non-zero fails the run. Latency tests call it on both
 	 * sides at the same iteration (after it, not after the last; Write and Send, not Read);

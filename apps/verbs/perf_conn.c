@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "perf_int.h"
 
@@ -306,6 +307,11 @@ int perf_run(const struct perf_params *p, struct perf_result *res)
 	}
 	if (rc == 0)
 		rc = finish(s);
+	if (rc == 0 && p->linger_ms > 0 && s->p.log)
+		fprintf(s->p.log, " lingering %d ms\n", p->linger_ms);
+	if (rc == 0 && p->linger_ms > 0)
+		nanosleep(&(struct timespec){ p->linger_ms / 1000, (p->linger_ms % 1000) * 1000000L },
+			  NULL);
 	vx_disconnect(&s->c);
 	vx_unreg(s->data_mr);
 	vx_unreg(s->ctl_mr);

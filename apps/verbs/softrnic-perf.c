@@ -14,6 +14,7 @@
  *             server takes it from the client). Without it the target only spins on memory
  *             and reaps its CQ every 4096 spins, as ib_write_lat does.
  *   -T SEC    give up when a wait exceeds SEC seconds (default 30)   -q  no banner
+ *   -L SEC    keep the connection SEC seconds after the test (counters read meanwhile)
  *   -M MAX    server: largest message size it accepts from a client (default 64 MiB, at most
  *             2 GiB); it registers two buffers of the client's size, so a client asking for
  *             more is refused (message, exit 1) before anything is allocated
@@ -32,7 +33,7 @@
 
 static const char usage_text[] =
 	"usage: softrnic-perf [-t write|read|send] [-l] [-s SIZE] [-n ITERS] [-d DEPTH] [-p PORT]"
-	" [-b ADDR] [-M MAX] [-R] [-y] [-P] [-T SEC] [-q] [SERVER]\n"
+	" [-b ADDR] [-M MAX] [-R] [-y] [-P] [-T SEC] [-L SEC] [-q] [SERVER]\n"
 	"  -M MAX  server: largest message size accepted from a client (default 64 MiB,"
 	" at most 2 GiB)\n";
 
@@ -66,7 +67,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 	int opt;
 	*p = (struct perf_params){ .port = "18515", .tx_depth = 128, .mode = VX_BUSY,
 	                           .timeout_ms = 30000, .log = stdout };
-	while ((opt = getopt(argc, argv, "t:ls:n:d:p:b:M:RyPT:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:ls:n:d:p:b:M:RyPT:L:qh")) != -1) {
 		switch (opt) {
 		case 't': p->test = test_of(optarg); break;
 		case 'l': p->lat = true; break;
@@ -81,6 +82,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 		case 'P': p->poll_cq = true; break;
 		case 'T': p->timeout_ms = (int)num(optarg, "timeout", 1, 86400) * 1000; break;
 		case 'q': *quiet = true; break;
+		case 'L': p->linger_ms = (int)num(optarg, "linger", 1, 3600) * 1000; break;
 		default: fputs(usage_text, stderr); exit(opt == 'h' ? 0 : 2);
 		}
 	}

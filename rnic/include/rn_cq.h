@@ -53,6 +53,8 @@ struct rn_cq_attr {
 	struct rn_evq *evq;              /* device async queue for CQ events; NULL = none */
 	uint32_t id;                     /* CQ number carried by async events */
 	void *context;                   /* handed back by rn_comp_channel_get (cq_context) */
+	uint64_t *overruns;              /* the device's count of CQEs lost to overflow
+	                                  * (rn_stats.h), added to atomically; NULL = none */
 };
 
 /* Create CQ. *allocated = entries the CQ holds (>= min_cqe, <= max_cqe).

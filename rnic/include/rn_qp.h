@@ -134,6 +134,8 @@ struct rn_qp_init_attr {
 	                               * process-wide counter (tests). Must be unique per rn_mem:
 	                               * type-2 windows are bound to it. */
 	struct rn_qp_limits limits;   /* device limits */
+	struct rn_stats_dev *stats;   /* the device's counters (rn_stats.h); NULL: a QP without a
+	                               * device, counted in a process-local record */
 	struct rn_evq *evq;           /* the device's async event queue; NULL: events dropped */
 	void *ev_handle;              /* Resource Identifier in this QP's events; NULL: the rn_qp */
 	void (*wake)(void *arg);      /* "the QP needs the progress engine" (fd changed, bytes wait

@@ -15,6 +15,8 @@
  *   rn_device.h    open / query / close, limits, the device's QPs         (rn_device*.c)
  *   rn_transport.h the byte-stream transport under it (also included alone by a transport:
  *                  kernel sockets in rn_sock.c, softrnic's TCP engine in dpdk/)
+ *   rn_stats.h     the statistics file softrnic-stat reads; its layout is
+ *                  rn_stats_shm.h                                          (rn_stats*.c)
  */
 #ifndef RNIC_H
 #define RNIC_H
@@ -31,5 +33,6 @@
 #include "rn_progress.h"
 #include "rn_device.h"
 #include "rn_transport.h"
+#include "rn_stats.h"
 
 #endif

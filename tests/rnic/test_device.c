@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rn_device.h"
+#include "rn_device_int.h"
 #include "rn_fdlease.h"
 #include "rn_progress.h"
 #include "rn_qp.h"
@@ -709,6 +710,7 @@ static void test_cm_engine(void **state)
 	assert_true(cli.have_h && srv.have_h);
 	rn_device_counts(da, &c);
 	assert_int_equal(c.cm, 0);
+	assert_int_equal(da->stats->conn_setup_fails, 0);   /* softrnic-stat's count */
 	free_handoff(&cli);
 	free_handoff(&srv);
 
@@ -719,6 +721,9 @@ static void test_cm_engine(void **state)
 	assert_true(wait_for(&cli2.done, 1));
 	assert_int_equal(cli2.state, RN_CM_REJECTED);
 	assert_true(wait_for(&srv.done, 1));
+	/* a rejected setup counts as failed on both devices */
+	assert_int_equal(da->stats->conn_setup_fails, 1);
+	assert_int_equal(db->stats->conn_setup_fails, 1);
 	unlisten(db, &l);
 	assert_int_equal(rn_device_close(da), RN_OK);
 	assert_int_equal(rn_device_close(db), RN_OK);
@@ -744,6 +749,7 @@ static void test_cm_timeout(void **state)
 	assert_int_equal(cli.state, RN_CM_FAILED);
 	assert_int_equal(cli.err, -ETIMEDOUT);
 	assert_true(t_now_ms() - t0 >= 100);
+	assert_int_equal(dev->stats->conn_setup_fails, 1);
 	/* one more, left attached at close (the silent peer stays open until after close) */
 	struct side cli2 = { .dev = dev };
 	struct rn_conn *first = l.raw_conn;

@@ -3,6 +3,7 @@
  * IRD / ORD errors, memory WRs (Bind MW, Fast-Register, Local Invalidate). */
 #include "test_qp_util.h"
 #include "rn_fault.h"
+#include "rn_qp_int.h"
 
 #include <sys/mman.h>
 
@@ -35,6 +36,12 @@ static void check_term(struct fx *f, uint16_t code, bool hdr_copy, enum rn_event
 	assert_int_equal(qa.term.d, hdr_copy);
 	assert_int_equal(qa.term.m, hdr_copy);
 	assert_memory_equal(qa.term.ddp_hdr, qb.term.ddp_hdr, sizeof(qa.term.ddp_hdr));
+	/* the counters softrnic-stat shows: one Terminate of this layer and type each way */
+	unsigned layer = rn_stats_term_layer(code >> 12);
+	unsigned etype = rn_stats_term_etype((code >> 8) & 0xf);
+	assert_int_equal(f->b.qp->st_qp->c.term_tx[layer][etype], 1);
+	assert_int_equal(f->a.qp->st_qp->c.term_rx[layer][etype], 1);
+	assert_int_equal(f->a.qp->st_qp->c.term_tx[layer][etype], 0);   /* never answered (D48) */
 }
 
 /* A Write of n octets to (stag, to) and a later Send that must be flushed. */

@@ -2,6 +2,7 @@
  * exact Terminate on the wire, the async event, the QP's state, never a crash. */
 #include "test_qp_util.h"
 #include "test_lend_conn.h"
+#include "rn_qp_int.h"
 
 struct rawfx {
 	struct qdev d;
@@ -234,6 +235,13 @@ static void test_crc_error_T37(void **state)
 	raw_fpdu(f, u, n, true);
 	expect_term(f, 0x2002, RN_AE_LLP_INVALID_CRC, false);
 	assert_int_equal(f->rbuf.p[49], 0);
+	/* the counters softrnic-stat shows: the FPDU arrived, failed its CRC, was answered */
+	const struct rn_stats_ctrs *c = &f->b.qp->st_qp->c;
+	assert_int_equal(c->crc_errors, 1);
+	assert_int_equal(c->marker_errors, 0);
+	assert_int_equal(c->rx_fpdus, 1);
+	assert_int_equal(c->rx_msgs[RN_STATS_OP_SEND], 0);
+	assert_int_equal(c->term_tx[IWARP_LAYER_LLP][MPA_TERM_ETYPE_MPA], 1);
 }
 
 /* T37: DDP version 2 on an untagged segment -> 0x1206. */
