@@ -923,6 +923,17 @@ int rn_qp_fd(struct rn_qp *qp)
 	return atomic_load(&qp->conn_fd);
 }
 
+enum rn_status rn_qp_limit_inbound(struct rn_qp *qp, bool read, rn_stag_t stag)
+{
+	if (!qp)
+		return RN_ERR_INVALID_QP;
+	pthread_mutex_lock(&qp->lock);
+	qp->in_only[read] = true;
+	qp->in_only_stag[read] = stag;
+	pthread_mutex_unlock(&qp->lock);
+	return RN_OK;
+}
+
 int rn_qp_fd_hold(struct rn_qp *qp)
 {
 	int fd;

@@ -251,6 +251,9 @@ struct rn_qp {
 	uint8_t term_src[MPA_RX_HEAD_MAX];
 	size_t term_src_len, term_src_ulpdu;
 	bool term_copy_hdr;             /* rn_qp_tx_terminate: copy the DDP header anyway */
+	/* rn_qp_limit_inbound: inbound RDMA Writes [0] / Read Requests [1] only to this STag */
+	bool in_only[2];
+	rn_stag_t in_only_stag[2];
 	bool rresp_ok;                  /* Read Responses may land: the create-time inbound
 	                                 * Write enable (one attribute in the spec). Modify's
 	                                 * RN_QPM_ACCESS changes ia.inbound_write, the gate of

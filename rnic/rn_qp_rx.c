@@ -433,7 +433,7 @@ static void head_write(struct rn_qp *qp, uint32_t len)
 	struct rn_mem_ref ref;
 	struct iwarp_err err;
 
-	if (!qp->ia.inbound_write) {
+	if (!qp->ia.inbound_write || (qp->in_only[0] && rx->pl.stag != qp->in_only_stag[0])) {
 		seg_err_msg(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
 			    RN_QPE_WRITE_DISABLED);
 		return;
@@ -521,7 +521,7 @@ static void head_read_req(struct rn_qp *qp)
 	struct rn_mem_ref ref;
 	struct iwarp_err err;
 
-	if (!qp->ia.inbound_read) {
+	if (!qp->ia.inbound_read || (qp->in_only[1] && rr->src_stag != qp->in_only_stag[1])) {
 		seg_err_msg(qp, rdmap_err(RDMAP_ETYPE_PROTECTION, RDMAP_ECODE_ACCESS),
 			    RN_QPE_READ_DISABLED);
 		return;

@@ -196,6 +196,13 @@ struct ibv_qp *softrnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp
 	return sv_create_qp(pd, qp_init_attr, flags);
 }
 
+int softrnic_qp_limit_inbound(struct ibv_qp *qp, int read, uint32_t rkey)
+{
+	struct sv_qp *q = sv_qp(qp);
+
+	return q ? sv_errno(rn_qp_limit_inbound(q->rn, read != 0, rkey)) : EINVAL;
+}
+
 /* ---- query ------------------------------------------------------------------------------- */
 /* The Terminate rn_qp_query reports in Terminate / Error (verbs_ext.h). */
 int softrnic_query_qp_term(struct ibv_qp *qp, struct softrnic_qp_term *term)

@@ -59,6 +59,14 @@ int vipl_conn_setup(struct vipl_vi *vi, struct rdma_cm_id *id)
 		if (c->ack_mr == NULL)
 			goto fail;
 	}
+	/* RR and DFC need the peer to write (and RR to read) the acknowledgement block even on
+	 * a VI that allows no RDMA Write or Read: the connection takes those at that block
+	 * only, and refuses the application's as VIA says (a protection error) */
+	if ((written && !vi->attr.EnableRdmaWrite &&
+	     softrnic_qp_limit_inbound(c->qp, 0, c->ack_mr->rkey) != 0) ||
+	    (rr && !vi->attr.EnableRdmaRead &&
+	     softrnic_qp_limit_inbound(c->qp, 1, c->ack_mr->rkey) != 0))
+		goto fail;
 	vipl_rq_pump(vi);
 	return 0;
 fail:

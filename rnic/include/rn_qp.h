@@ -220,6 +220,12 @@ enum rn_status rn_qp_modify_qp(struct rn_qp *qp, const struct rn_qp_mod *m,
  * polled, rn_cq_orphan_qp, D221), its async events never taken,
  * waits until taken ones were acked, releases its S-RQ WQEs in progress and its references. */
 enum rn_status rn_qp_destroy(struct rn_qp *qp);
+/* Inbound RDMA Writes (read false) or RDMA Read Requests (read true) are taken only when
+ * they name stag; any other is refused as on a QP that does not allow them (RDMAP
+ * protection error, access; Terminate). For a consumer that needs one region of its own
+ * written or read by its peer on a QP whose user allows no other (VIPL's acknowledgement
+ * block on a VI with RDMA Write or Read disabled). INVALID_QP. */
+enum rn_status rn_qp_limit_inbound(struct rn_qp *qp, bool read, rn_stag_t stag);
 
 /* ---- Work requests (§9.3.1) ------------------------------------------------------------- */
 enum rn_wr_opcode {

@@ -353,6 +353,52 @@ static void rr_remote_errors(void **state)
 	}
 }
 
+/* A VI that disables RDMA Write and Read refuses the peer's, whatever the regions allow, at
+ * every reliability level: on RR its connection still takes the acknowledgements RR itself
+ * writes and reads, and nothing else. */
+static void vi_rdma_disabled(void **state)
+{
+	(void)state;
+	const VIP_RELIABILITY_LEVEL rels[] = { VIP_SERVICE_RELIABLE_DELIVERY,
+					       VIP_SERVICE_RELIABLE_RECEPTION };
+	for (unsigned k = 0; k < 2; k++) {
+		struct pair p;
+		tv_open(&p.t);
+		VIP_VI_ATTRIBUTES ba = { .ReliabilityLevel = rels[k], .MaxTransferSize = 65536,
+					 .Ptag = p.t.ptag[1], .EnableRdmaWrite = VIP_FALSE,
+					 .EnableRdmaRead = VIP_FALSE };
+		p.a = tv_vi(&p.t, 0, rels[k], NULL, NULL);
+		assert_int_equal(VipCreateVi(p.t.nic[1], &ba, NULL, NULL, &p.b), VIP_SUCCESS);
+		tv_connect(&p.t, p.a, p.b, "a", "b");
+		uint32_t l[1] = { 64 };
+		uint8_t *rb[1], *sb[1], *wb[1], *target[1];
+		/* a Send completes (on RR: acknowledged through the connection's own block) */
+		VIP_DESCRIPTOR *r = mk(&p.t, 1, 0, l, 1, rb);
+		assert_int_equal(VipPostRecv(p.b, r, p.t.mh[1]), VIP_SUCCESS);
+		VIP_DESCRIPTOR *s = mk(&p.t, 0, 0, l, 1, sb);
+		assert_int_equal(VipPostSend(p.a, s, p.t.mh[0]), VIP_SUCCESS);
+		assert_ptr_equal(send_wait(p.a), s);
+		assert_int_equal(s->CS.Status & VIP_STATUS_ERROR_MASK, 0);
+		assert_ptr_equal(recv_wait(p.b), r);
+		/* an RDMA Write into B's arena, whose region allows it: the VI does not */
+		target[0] = tv_alloc(&p.t, 1, 64);
+		memset(target[0], 0x11, 64);
+		VIP_DESCRIPTOR *w = mk(&p.t, 0, VIP_CONTROL_OP_RDMAWRITE, l, 1, wb);
+		memset(wb[0], 0x99, 64);
+		w->DS[0].Remote.Data.Address = target[0];
+		w->DS[0].Remote.Handle = p.t.mh[1];
+		assert_int_equal(VipPostSend(p.a, w, p.t.mh[0]), VIP_SUCCESS);
+		assert_ptr_equal(send_wait(p.a), w);
+		if (rels[k] == VIP_SERVICE_RELIABLE_RECEPTION) /* done only once placed: it failed */
+			assert_true(w->CS.Status & VIP_STATUS_RDMA_PROT_ERROR);
+		/* RD: the Write was done once sent; the peer's refusal breaks the connection */
+		wait_state(p.a, VIP_STATE_ERROR);
+		assert_int_equal(target[0][0], 0x11);
+		assert_int_equal(target[0][63], 0x11);
+		tv_close(&p.t);
+	}
+}
+
 /* T21: Send, Write, Send come back in order; a fenced Send waits for the Read before it. */
 static void order_fence(void **state)
 {
@@ -781,6 +827,7 @@ int main(void)
 		cmocka_unit_test(recv_too_small),
 		cmocka_unit_test(rr_remote_errors),
 		cmocka_unit_test(order_fence),
+		cmocka_unit_test(vi_rdma_disabled),
 		cmocka_unit_test(notify_waits_cq),
 		cmocka_unit_test(disconnect_reconnect),
 		cmocka_unit_test(callbacks),

@@ -56,6 +56,12 @@ enum softrnic_qp_flags {
 };
 struct ibv_qp *softrnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr,
 				  unsigned int flags);
+/* From now on the peer's RDMA Writes (read 0) or RDMA Read Requests (read non-zero) are taken
+ * only when they name rkey: any other is refused as on a QP without that remote access
+ * (Terminate: RDMAP protection error; the QP goes to Error). For a library that lets its peer
+ * write or read one region of its own on a connection whose user allows no other remote
+ * access. 0, or EINVAL. */
+int softrnic_qp_limit_inbound(struct ibv_qp *qp, int read, uint32_t rkey);
 
 /* An MR with no memory yet (Invalid STag) and room for max_pages pages, for Fast-Register.
  * remote_access: non-zero allows Fast-Register to grant remote rights (the spec's Remote
