@@ -54,14 +54,14 @@ int ic_ctl_accept(int lfd)
 	return fd;
 }
 
-/* The server may still be starting: connection refused is tried again for 10 s. */
+/* The server may still be starting: connection refused is tried again for 20 s. */
 int ic_ctl_connect(const char *addr, const char *port)
 {
 	struct addrinfo *ai = ic_lookup(addr, port, false);
 	if (!ai)
 		return -1;
 	int fd = -1, one = 1;
-	for (int tries = 0; tries < 100 && fd < 0; tries++) {
+	for (int tries = 0; tries < 200 && fd < 0; tries++) {
 		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
 			int e = errno;
