@@ -56,7 +56,7 @@ fi
 for h in include/softrnic/verbs_ext.h include/vipl.h; do
 	[ -f "$ROOT/$h" ] || fail "$h is not installed"
 done
-for t in softrnic-devinfo softrnic-rping softrnic-perf iwarp-dump vipl-pingpong vipl-bw \
+for t in softrnic-devinfo softrnic-rping softrnic-perf iwarp-dump iwarp-conform vipl-pingpong vipl-bw \
 	softrnic-run; do
 	[ -x "$ROOT/bin/$t" ] || fail "$t is not installed"
 done
