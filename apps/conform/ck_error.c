@@ -1,5 +1,6 @@
-/* Error checks on a fresh connection: a remote protection error and a disconnect, with the
- * completions, async events and QP states both sides must show (docs/conform.md). */
+/* Error checks on a fresh connection: remote protection errors, a Receive too small, a
+ * disconnect, with the completions, async events and QP states both sides must show
+ * (docs/conform.md). */
 #include <errno.h>
 #include <string.h>
 
@@ -11,29 +12,83 @@
 #define WLEN 16
 #define FILL 0x11
 
-/* T15, RFC 5041 §7.2 (tagged: base or bounds violation), RFC 5040 §7: a Write ending one
- * octet past the offered region places nothing. The responder (server) terminates: async
- * QP_ACCESS_ERR, QP in ERR, its Receive flushed. The requester's Write completes Success
- * (an RDMA Write completes when handed to the transport, RFC 5040 §5.5); the Terminate gives
- * it async QP_FATAL, ERR, its Receives and a later Write flushed. */
-int ck_write_oob_srv(struct ic *ic)
+/* Remote protection errors (T14-T16, T25; RFC 5041 §7.2 tagged buffer errors, RFC 5040 §7):
+ * the server offers REGION octets with one fault, and the client Writes the last WLEN octets
+ * of what it was offered. Nothing may be placed. The responder (server) terminates: async
+ * QP_ACCESS_ERR, QP in ERR, its Receive flushed. The requester's Write completes Success (an
+ * RDMA Write completes when handed to the transport, RFC 5040 §5.5); the Terminate gives it
+ * async QP_FATAL, ERR, its Receives and a later Write flushed. */
+enum prot { P_BOUNDS, P_STAG, P_KEY, P_PD, P_RIGHTS };
+
+static int prot_srv(struct ic *ic, enum prot k)
 {
-	struct ic_buf *b = ic_buf_new(ic, REGION, LW | RW, FILL);
+	struct ibv_pd *pd = ic->pd;
+	if (k == P_PD) {
+		pd = ic->pd2 = ibv_alloc_pd(ic->ctx);
+		EXPECT(ic, pd, "ibv_alloc_pd (a second PD) failed: %s", strerror(errno));
+	}
+	struct ic_buf *b = ic_buf_new_pd(ic, pd, REGION, LW | (k == P_RIGHTS ? 0 : RW), FILL);
 	struct ic_buf *r = ic_buf_new(ic, 64, LW, 0);
 	EXPECT(ic, b && r, "ibv_reg_mr failed: %s", strerror(errno));
 	struct ic_adv a = { (uintptr_t)b->p, b->mr->rkey, REGION };
+	if (k == P_BOUNDS)
+		a.len = REGION + 1; /* the Write ends one octet past the region */
+	if (k == P_STAG)
+		a.rkey ^= 0x7fff0000; /* an index no region of this check has */
+	if (k == P_KEY)
+		a.rkey ^= 0x5a; /* the index of the region, another key */
 	if (ic_post_recv(ic, 1, r, 0, 64) || ic_step_send(ic, 1, &a))
 		return -1;
 	if (ic_expect_async(ic, IBV_EVENT_QP_ACCESS_ERR) ||
 	    ic_expect_wc(ic, ic->conn.rcq, 1, IBV_WC_WR_FLUSH_ERR, NULL) ||
-	    ic_expect_qp_state(ic, ic->conn.qp, IBV_QPS_ERR))
+	    ic_expect_qp_error(ic, ic->conn.qp))
 		return -1;
 	size_t d = ic_buf_fill_diff(b, 0, REGION, FILL);
-	EXPECT(ic, d == 0, "the Write out of bounds changed octet %zu of the region", d - 1);
+	EXPECT(ic, d == 0, "the refused Write changed octet %zu of the region", d - 1);
 	return ic_step_recv(ic, 2, NULL);
 }
 
-int ck_write_oob_cli(struct ic *ic)
+int ck_prot_bounds_srv(struct ic *ic)
+{
+	return prot_srv(ic, P_BOUNDS);
+}
+
+int ck_prot_stag_srv(struct ic *ic)
+{
+	return prot_srv(ic, P_STAG);
+}
+
+int ck_prot_key_srv(struct ic *ic)
+{
+	return prot_srv(ic, P_KEY);
+}
+
+int ck_prot_pd_srv(struct ic *ic)
+{
+	return prot_srv(ic, P_PD);
+}
+
+int ck_prot_rights_srv(struct ic *ic)
+{
+	return prot_srv(ic, P_RIGHTS);
+}
+
+/* After the peer's Terminate: async QP_FATAL, Receives 1 and 2 flushed, ERR, and a Write
+ * posted now is accepted and flushed (libibverbs' rule for ERR). */
+static int terminated_by_peer(struct ic *ic, struct ibv_sge *sg, uint64_t to, uint32_t rkey)
+{
+	if (ic_expect_async(ic, IBV_EVENT_QP_FATAL) ||
+	    ic_expect_wc(ic, ic->conn.rcq, 1, IBV_WC_WR_FLUSH_ERR, NULL) ||
+	    ic_expect_wc(ic, ic->conn.rcq, 2, IBV_WC_WR_FLUSH_ERR, NULL) ||
+	    ic_expect_qp_error(ic, ic->conn.qp))
+		return -1;
+	if (ic_post_send(ic, IBV_WR_RDMA_WRITE, 9, IBV_SEND_SIGNALED, sg, 1, to, rkey) ||
+	    ic_expect_wc(ic, ic->conn.scq, 9, IBV_WC_WR_FLUSH_ERR, NULL))
+		return -1;
+	return 0;
+}
+
+int ck_prot_cli(struct ic *ic)
 {
 	struct ic_adv a;
 	struct ic_buf *s = ic_buf_new(ic, WLEN, LW, 0x99);
@@ -43,17 +98,39 @@ int ck_write_oob_cli(struct ic *ic)
 	    ic_step_recv(ic, 1, &a))
 		return -1;
 	struct ibv_sge sg = ic_sge(s, 0, WLEN);
-	uint64_t to = a.addr + a.len - WLEN + 1;
+	uint64_t to = a.addr + a.len - WLEN;
 	if (ic_post_send(ic, IBV_WR_RDMA_WRITE, 1, IBV_SEND_SIGNALED, &sg, 1, to, a.rkey) ||
 	    ic_expect_wc(ic, ic->conn.scq, 1, IBV_WC_SUCCESS, NULL) ||
-	    ic_expect_async(ic, IBV_EVENT_QP_FATAL) ||
-	    ic_expect_wc(ic, ic->conn.rcq, 1, IBV_WC_WR_FLUSH_ERR, NULL) ||
-	    ic_expect_wc(ic, ic->conn.rcq, 2, IBV_WC_WR_FLUSH_ERR, NULL) ||
-	    ic_expect_qp_state(ic, ic->conn.qp, IBV_QPS_ERR))
+	    terminated_by_peer(ic, &sg, to, a.rkey))
 		return -1;
-	/* in ERR a WR is accepted and flushed (libibverbs' rule) */
-	if (ic_post_send(ic, IBV_WR_RDMA_WRITE, 2, IBV_SEND_SIGNALED, &sg, 1, to, a.rkey) ||
-	    ic_expect_wc(ic, ic->conn.scq, 2, IBV_WC_WR_FLUSH_ERR, NULL))
+	return ic_step_send(ic, 2, NULL);
+}
+
+/* T12 (verbs §8.1.2.1; RFC 5041 §7.2 untagged "DDP Message too long"): a 100-octet Send into
+ * a 64-octet Receive. The server's Receive completes IBV_WC_LOC_LEN_ERR, its QP goes to ERR,
+ * and not one octet lands beyond the 64 (the guards); the client gets the Terminate. */
+int ck_recv_small_srv(struct ic *ic)
+{
+	struct ic_buf *r = ic_buf_new(ic, 64, LW, 0);
+	EXPECT(ic, r, "ibv_reg_mr failed: %s", strerror(errno));
+	if (ic_post_recv(ic, 1, r, 0, 64) || ic_step_send(ic, 1, NULL) ||
+	    ic_expect_wc(ic, ic->conn.rcq, 1, IBV_WC_LOC_LEN_ERR, NULL) ||
+	    ic_expect_qp_error(ic, ic->conn.qp))
+		return -1;
+	return ic_step_recv(ic, 2, NULL);
+}
+
+int ck_recv_small_cli(struct ic *ic)
+{
+	struct ic_buf *s = ic_buf_new(ic, 100, LW, 0x77);
+	struct ic_buf *r = ic_buf_new(ic, 128, LW, 0);
+	EXPECT(ic, s && r, "ibv_reg_mr failed: %s", strerror(errno));
+	struct ibv_sge sg = ic_sge(s, 0, 100);
+	if (ic_post_recv(ic, 1, r, 0, 64) || ic_post_recv(ic, 2, r, 64, 64) ||
+	    ic_step_recv(ic, 1, NULL) ||
+	    ic_post_send(ic, IBV_WR_SEND, 1, IBV_SEND_SIGNALED, &sg, 1, 0, 0) ||
+	    ic_expect_wc(ic, ic->conn.scq, 1, IBV_WC_SUCCESS, NULL) ||
+	    terminated_by_peer(ic, &sg, 0, 0))
 		return -1;
 	return ic_step_send(ic, 2, NULL);
 }

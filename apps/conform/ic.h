@@ -37,6 +37,7 @@ struct ic_buf {
 struct ic_conn {
 	struct rdma_cm_id *id;
 	struct ibv_cq *scq, *rcq;
+	struct ibv_comp_channel *ch;  /* the Receive CQ's completion channel */
 	struct ibv_qp *qp;
 	bool disc;  /* DISCONNECTED seen */
 };
@@ -76,8 +77,9 @@ struct ic {
 	struct ic_res res;
 	bool peer_done;                  /* the peer's M_RESULT came during our half */
 	struct ic_msg peer_res;
-	struct ibv_pd *pd;
+	struct ibv_pd *pd, *pd2;          /* the check's PD, and a second one if it needs one */
 	struct ibv_mw *mw;                /* the check's memory window, if any */
+	struct ibv_srq *srq;              /* the server's S-RQ, for its QP, if the check has one */
 	struct ic_conn conn;
 	struct ic_buf *bufs[IC_MAXBUF];
 	int nbufs;
@@ -85,11 +87,13 @@ struct ic {
 };
 
 /* A check: id, the clauses it tests, and its halves. Local checks run `local` on both sides
- * (each side's own device); connected checks run `srv` and `cli` on a fresh connection. */
+ * (each side's own device); connected checks run `srv` and `cli` on a fresh connection,
+ * `prep` first on the server (before its QP exists: an S-RQ; or NOT APPLICABLE). */
 struct ic_check {
 	const char *id;
 	const char *clause;
 	const char *what;
+	int (*prep)(struct ic *ic);
 	int (*local)(struct ic *ic);
 	int (*srv)(struct ic *ic);
 	int (*cli)(struct ic *ic);
@@ -111,6 +115,8 @@ const char *ic_verdict_str(enum ic_verdict v);
 
 /* guarded buffers (ic_buf.c) */
 struct ic_buf *ic_buf_new(struct ic *ic, size_t len, int access, int fill);
+struct ic_buf *ic_buf_new_pd(struct ic *ic, struct ibv_pd *pd, size_t len, int access,
+			     int fill);
 bool ic_buf_guards_ok(const struct ic_buf *b);
 void ic_buf_pattern(struct ic_buf *b, unsigned seed);
 size_t ic_buf_pattern_diff(const struct ic_buf *b, size_t off, size_t n, unsigned seed);
@@ -123,13 +129,17 @@ int ic_post_wr(struct ic *ic, struct ibv_send_wr *wr);
 int ic_expect_wc(struct ic *ic, struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st,
 		 struct ibv_wc *out);
 int ic_expect_no_wc(struct ic *ic, struct ibv_cq *cq, int ms);
+int ic_next_wc(struct ic *ic, struct ibv_cq *cq, struct ibv_wc *wc);
 int ic_post_send(struct ic *ic, enum ibv_wr_opcode op, uint64_t wr_id, unsigned flags,
 		 struct ibv_sge *sg, int nsge, uint64_t raddr, uint32_t rkey);
 int ic_post_recv(struct ic *ic, uint64_t wr_id, struct ic_buf *b, size_t off, uint32_t len);
 int ic_expect_async(struct ic *ic, enum ibv_event_type type);
+int ic_expect_async_on(struct ic *ic, enum ibv_event_type type, const void *res);
+int ic_expect_no_async(struct ic *ic, int ms);
 void ic_drain_async(struct ic *ic);
 int ic_expect_qp_state(struct ic *ic, struct ibv_qp *qp, enum ibv_qp_state want);
 int ic_expect_qp_idle(struct ic *ic, struct ibv_qp *qp);
+int ic_expect_qp_error(struct ic *ic, struct ibv_qp *qp);
 int ic_expect_qp_not_rts(struct ic *ic, struct ibv_qp *qp);
 struct ibv_sge ic_sge(const struct ic_buf *b, size_t off, uint32_t len);
 

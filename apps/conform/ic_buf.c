@@ -6,9 +6,10 @@
 
 #include "ic.h"
 
-/* A buffer of len octets set to fill, registered on the check's PD with access (no MR when
- * access is -1). NULL when out of slots or memory or registration fails (errno set). */
-struct ic_buf *ic_buf_new(struct ic *ic, size_t len, int access, int fill)
+/* A buffer of len octets set to fill, registered on pd with access (no MR when access is
+ * -1). NULL when out of slots or memory or registration fails (errno set). */
+struct ic_buf *ic_buf_new_pd(struct ic *ic, struct ibv_pd *pd, size_t len, int access,
+			     int fill)
 {
 	if (ic->nbufs == IC_MAXBUF)
 		return NULL;
@@ -25,9 +26,15 @@ struct ic_buf *ic_buf_new(struct ic *ic, size_t len, int access, int fill)
 	b->len = len;
 	memset(b->p, fill, len);
 	ic->bufs[ic->nbufs++] = b;
-	if (access >= 0 && !(b->mr = ibv_reg_mr(ic->pd, b->p, len, access)))
+	if (access >= 0 && !(b->mr = ibv_reg_mr(pd, b->p, len, access)))
 		return NULL;
 	return b;
+}
+
+/* The same on the check's PD. */
+struct ic_buf *ic_buf_new(struct ic *ic, size_t len, int access, int fill)
+{
+	return ic_buf_new_pd(ic, ic->pd, len, access, fill);
 }
 
 bool ic_buf_guards_ok(const struct ic_buf *b)

@@ -119,11 +119,13 @@ static int conn_setup(struct ic *ic, struct rdma_cm_id *id)
 {
 	struct ic_conn *c = &ic->conn;
 	c->id = id;
+	c->ch = ibv_create_comp_channel(id->verbs);
+	EXPECT(ic, c->ch, "ibv_create_comp_channel failed: %s", strerror(errno));
 	c->scq = ibv_create_cq(id->verbs, IC_CQE, NULL, NULL, 0);
-	c->rcq = ibv_create_cq(id->verbs, IC_CQE, NULL, NULL, 0);
+	c->rcq = ibv_create_cq(id->verbs, IC_CQE, NULL, c->ch, 0);
 	EXPECT(ic, c->scq && c->rcq, "ibv_create_cq(%d) failed: %s", IC_CQE, strerror(errno));
 	struct ibv_qp_init_attr qa = { .send_cq = c->scq, .recv_cq = c->rcq,
-		.qp_type = IBV_QPT_RC,
+		.srq = ic->srq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1,
 			 .max_recv_sge = 1 } };
 	EXPECT(ic, rdma_create_qp(id, ic->pd, &qa) == 0, "rdma_create_qp failed: %s",
@@ -211,6 +213,8 @@ void ic_conn_free(struct ic *ic)
 		ibv_destroy_cq(c->scq);
 	if (c->rcq)
 		ibv_destroy_cq(c->rcq);
+	if (c->ch)
+		ibv_destroy_comp_channel(c->ch);
 	if (c->id)
 		rdma_destroy_id(c->id);
 	memset(c, 0, sizeof(*c));

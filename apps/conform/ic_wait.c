@@ -30,6 +30,18 @@ static int next_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 	}
 }
 
+/* The next completion on cq, whatever it is, naming the check's QP. */
+int ic_next_wc(struct ic *ic, struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	int n = next_wc(cq, wc, IC_WAIT_MS);
+	EXPECT(ic, n >= 0, "ibv_poll_cq failed");
+	EXPECT(ic, n == 1, "expected a completion, saw none in %d ms", IC_WAIT_MS);
+	EXPECT(ic, wc->qp_num == ic->conn.qp->qp_num,
+	       "completion of WR %llu names QP %u, expected %u", (unsigned long long)wc->wr_id,
+	       wc->qp_num, ic->conn.qp->qp_num);
+	return 0;
+}
+
 /* The next completion on cq must be (wr_id, st); *out gets it when given. */
 int ic_expect_wc(struct ic *ic, struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st,
 		 struct ibv_wc *out)
@@ -108,9 +120,8 @@ void ic_drain_async(struct ic *ic)
 		ibv_ack_async_event(&ev);
 }
 
-/* The next async event naming this check's QP must be `type`. Events of other resources
- * (there are none in a check) would be reported as unexpected too. */
-int ic_expect_async(struct ic *ic, enum ibv_event_type type)
+/* The next async event must be `type` on res (this check's QP, or its S-RQ). */
+int ic_expect_async_on(struct ic *ic, enum ibv_event_type type, const void *res)
 {
 	long long end = ic_now_ms() + IC_WAIT_MS;
 	struct pollfd pfd = { ic->ctx->async_fd, POLLIN, 0 };
@@ -119,15 +130,31 @@ int ic_expect_async(struct ic *ic, enum ibv_event_type type)
 		if (poll(&pfd, 1, 50) <= 0 || ibv_get_async_event(ic->ctx, &ev) != 0)
 			continue;
 		enum ibv_event_type got = ev.event_type;
-		bool mine = ev.element.qp == ic->conn.qp;
+		bool mine = ev.element.qp == res;
 		ibv_ack_async_event(&ev);
-		EXPECT(ic, got == type && mine, "expected async event %s on the QP, saw %s%s",
+		EXPECT(ic, got == type && mine, "expected async event %s, saw %s%s",
 		       ibv_event_type_str(type), ibv_event_type_str(got),
 		       mine ? "" : " on another resource");
 		return 0;
 	}
-	return ic_fail(ic, "expected async event %s on the QP, saw none in %d ms",
+	return ic_fail(ic, "expected async event %s, saw none in %d ms",
 		       ibv_event_type_str(type), IC_WAIT_MS);
+}
+
+int ic_expect_async(struct ic *ic, enum ibv_event_type type)
+{
+	return ic_expect_async_on(ic, type, ic->conn.qp);
+}
+
+int ic_expect_no_async(struct ic *ic, int ms)
+{
+	struct pollfd pfd = { ic->ctx->async_fd, POLLIN, 0 };
+	struct ibv_async_event ev;
+	if (poll(&pfd, 1, ms) <= 0 || ibv_get_async_event(ic->ctx, &ev) != 0)
+		return 0;
+	enum ibv_event_type got = ev.event_type;
+	ibv_ack_async_event(&ev);
+	return ic_fail(ic, "expected no further async event, saw %s", ibv_event_type_str(got));
 }
 
 static const char *qps_str(enum ibv_qp_state s)
@@ -153,6 +180,26 @@ int ic_expect_qp_state(struct ic *ic, struct ibv_qp *qp, enum ibv_qp_state want)
 		return -1;
 	EXPECT(ic, s == want, "expected QP state %s, saw %s", qps_str(want), qps_str(s));
 	return 0;
+}
+
+/* A QP after an error: in ERR, which it may reach through Terminate (SQE) once its stream
+ * has closed (verbs §6.2.4): polled for IC_WAIT_MS. */
+int ic_expect_qp_error(struct ic *ic, struct ibv_qp *qp)
+{
+	long long end = ic_now_ms() + IC_WAIT_MS;
+	struct timespec nap = { 0, 5000000 };
+	enum ibv_qp_state s = IBV_QPS_UNKNOWN;
+	for (;;) {
+		if (query_state(ic, qp, &s) != 0)
+			return -1;
+		if (s == IBV_QPS_ERR)
+			return 0;
+		EXPECT(ic, s == IBV_QPS_SQE, "expected QP state ERR (or Terminate, SQE, on the way), "
+		       "saw %s", qps_str(s));
+		EXPECT(ic, ic_now_ms() < end, "expected QP state ERR, still SQE (Terminate) after "
+		       "%d ms", IC_WAIT_MS);
+		nanosleep(&nap, NULL);
+	}
 }
 
 /* The verbs' Idle: libibverbs has no such state; Linux iWARP providers report it as RESET,

@@ -101,48 +101,61 @@ static int hello(struct ic *ic)
 	return 0;
 }
 
-/* Check i begins on both sides: the client names it, the server confirms. */
-static int begin(struct ic *ic, int i)
+/* Check i begins on both sides: the client names it, the server runs the check's `prep`
+ * and confirms with its verdict. Sets *skip when the check cannot run (a side found it not
+ * applicable or failed before any connection). */
+static int begin(struct ic *ic, int i, bool *skip)
 {
+	const struct ic_check *k = &ic_checks[i];
 	struct ic_msg m;
 	memset(&m, 0, sizeof(m));
 	if (!ic->server) {
 		m.type = M_BEGIN;
 		m.check = (uint32_t)i;
-		snprintf(m.text, sizeof(m.text), "%s", ic_checks[i].id);
-		if (ic_ctl_send(ic, &m) != 0 || ic_ctl_recv(ic, &m, 4 * IC_WAIT_MS) != 0)
+		snprintf(m.text, sizeof(m.text), "%s", k->id);
+		if (ic_ctl_send(ic, &m) != 0 || ic_ctl_recv(ic, &m, 4 * IC_WAIT_MS) != 0 ||
+		    m.type != M_READY || m.check != (uint32_t)i)
 			return -1;
-		return m.type == M_READY && m.check == (uint32_t)i ? 0 : -1;
+		*skip = m.verdict != IC_PASS;
+		return 0;
 	}
 	if (ic_ctl_recv(ic, &m, 4 * IC_WAIT_MS) != 0 || m.type != M_BEGIN ||
-	    m.check != (uint32_t)i || strcmp(m.text, ic_checks[i].id) != 0)
+	    m.check != (uint32_t)i || strcmp(m.text, k->id) != 0)
 		return -1;
+	if (k->prep && ic->res.v == IC_PASS)
+		k->prep(ic);
+	*skip = ic->res.v != IC_PASS;
 	m.type = M_READY;
+	m.verdict = ic->res.v;
 	return ic_ctl_send(ic, &m);
 }
 
 static void run_half(struct ic *ic, int i)
 {
 	const struct ic_check *k = &ic_checks[i];
-	ic->pd = ibv_alloc_pd(ic->ctx);
-	if (!ic->pd) {
-		ic_fail(ic, "ibv_alloc_pd failed: %s", strerror(errno));
-		return;
-	}
-	if (k->local) {
+	if (k->local)
 		k->local(ic);
-	} else if ((ic->server ? ic_cm_accept(ic, (uint32_t)i) : ic_cm_connect(ic, (uint32_t)i)) ==
-		   0) {
+	else if ((ic->server ? ic_cm_accept(ic, (uint32_t)i) : ic_cm_connect(ic, (uint32_t)i)) == 0)
 		(ic->server ? k->srv : k->cli)(ic);
-	}
+}
+
+/* Everything a check made, in the order that frees it: the window and the connection before
+ * the S-RQ and the buffers, the PDs last. */
+static void free_check(struct ic *ic)
+{
 	if (ic->mw)
 		ibv_dealloc_mw(ic->mw);
-	ic->mw = NULL;
 	ic_conn_free(ic);
+	if (ic->srq && ibv_destroy_srq(ic->srq) != 0)
+		ic_fail(ic, "ibv_destroy_srq at the end of the check failed");
 	ic_bufs_free(ic);
-	if (ibv_dealloc_pd(ic->pd) != 0)
+	if (ic->pd2 && ibv_dealloc_pd(ic->pd2) != 0)
+		ic_fail(ic, "ibv_dealloc_pd of the second PD at the end of the check failed");
+	if (ic->pd && ibv_dealloc_pd(ic->pd) != 0)
 		ic_fail(ic, "ibv_dealloc_pd at the end of the check failed");
-	ic->pd = NULL;
+	ic->mw = NULL;
+	ic->srq = NULL;
+	ic->pd = ic->pd2 = NULL;
 }
 
 /* Both verdicts make the row: FAIL if either side failed, NOT APPLICABLE if either found
@@ -196,13 +209,20 @@ static int run_check(struct ic *ic, int i, struct ic_row *row)
 	ic->peer_done = false;
 	memset(&ic->peer_res, 0, sizeof(ic->peer_res));
 	row->check = &ic_checks[i];
-	if (begin(ic, i) != 0) {
+	ic_drain_async(ic);
+	ic->pd = ibv_alloc_pd(ic->ctx);
+	if (!ic->pd)
+		ic_fail(ic, "ibv_alloc_pd failed: %s", strerror(errno));
+	bool skip = false;
+	if (begin(ic, i, &skip) != 0) {
 		fprintf(stderr, "iwarp-conform: the sides disagree on check %d (%s)\n", i,
 			ic_checks[i].id);
+		free_check(ic);
 		return -1;
 	}
-	ic_drain_async(ic);
-	run_half(ic, i);
+	if (!skip && ic->pd)
+		run_half(ic, i);
+	free_check(ic);
 	bool stopped = ic->peer_done;
 	if (exchange(ic) != 0) {
 		fprintf(stderr, "iwarp-conform: the control channel broke in check %s\n",
