@@ -200,6 +200,11 @@ static int exchange(struct ic *ic)
 			return -1;
 		ic->peer_done = ic->peer_res.type == M_RESULT;
 	}
+	if (ic->peer_res.verdict > IC_NA) { /* never trust the peer's numbers */
+		snprintf(ic->peer_res.text, sizeof(ic->peer_res.text), "unknown verdict %u",
+			 ic->peer_res.verdict);
+		ic->peer_res.verdict = IC_FAIL;
+	}
 	return 0;
 }
 

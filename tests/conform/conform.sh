@@ -1,13 +1,14 @@
 #!/bin/sh
 # iwarp-conform (apps/conform, docs/conform.md), softrnic against softrnic: both processes
 # run the tool, built against the system's rdma-core, on our drop-in libibverbs.so.1 /
-# librdmacm.so.1, over kernel sockets on loopback or over softrnic's TCP engine on a DPDK
-# memif link. Both must exit 0 with no check FAILed, and both sides' JUnit reports must be
+# librdmacm.so.1, over kernel sockets on loopback or across two network namespaces (netns:
+# 198.51.100.1 and .2 on a veth pair made inside them, tests/lib/netns.sh; root), or over
+# softrnic's TCP engine on a DPDK memif link. Both must exit 0 with no check FAILed, and both sides' JUnit reports must be
 # well-formed, hold one testcase per check (iwarp-conform --list) and agree; both Markdown
 # reports one row per check. With `fault` the server offers a region it has deregistered
 # (--peer-fault dereg-mr): both sides must then exit 1 with exactly rdma_write FAILed, the
 # proof that a wrong answer of a device makes the tool fail.
-# Usage: conform.sh LIBIBVERBS_DIR LIBRDMACM_DIR loopback|memif TOOL [fault]
+# Usage: conform.sh LIBIBVERBS_DIR LIBRDMACM_DIR loopback|netns|memif TOOL [fault]
 set -u
 TEST_NAME=conform
 HERE=$(dirname "$0")
@@ -16,11 +17,16 @@ if [ "${3:-}" = memif ]; then
 else
 	. "$HERE/../lib/common.sh"
 	. "$HERE/../dropin/dropin.sh" # takes the first two
-	[ "${1:-}" = loopback ] || fail "unknown link '${1:-}' (loopback or memif)"
-	TEST_NAME=${TEST_NAME}_loopback
+	LINK=${1:-}
+	case "$LINK" in
+	loopback) ;;
+	netns) . "$HERE/../lib/netns.sh" ;;
+	*) fail "unknown link '$LINK' (loopback, netns or memif)" ;;
+	esac
+	TEST_NAME=${TEST_NAME}_$LINK
 	shift
 fi
-TOOL=${1:?usage: conform.sh LIBIBVERBS_DIR LIBRDMACM_DIR loopback|memif TOOL [fault]}
+TOOL=${1:?usage: conform.sh LIBIBVERBS_DIR LIBRDMACM_DIR loopback|netns|memif TOOL [fault]}
 MODE=${2:-pass}
 PROG_TIMEOUT=60
 need_cmd python3
@@ -58,11 +64,18 @@ if [ "${DD_LINK:-}" = memif ]; then
 	cp "$DPDK_DIR/client.out" "$OUT/client.out"
 	cat "$DPDK_DIR/client.err" >>"$OUT/client.out"
 else
+	# loopback, or two namespaces as two hosts: the control channel takes the RDMA address
+	A=127.0.0.1 NS_A= NS_B=
+	if [ "$LINK" = netns ]; then
+		netns_setup iconf
+		A=$NETNS_ADDR_A NS_A=$NETNS_A NS_B=$NETNS_B
+	fi
 	# shellcheck disable=SC2086
-	start_server timeout "$PROG_TIMEOUT" "$TOOL" --server 127.0.0.1 $srv_args \
+	start_server in_ns "$NS_A" timeout "$PROG_TIMEOUT" "$TOOL" --server "$A" $srv_args \
 		>"$OUT/server.out" 2>&1
 	# shellcheck disable=SC2086
-	timeout "$PROG_TIMEOUT" "$TOOL" --client 127.0.0.1 $cli_args >"$OUT/client.out" 2>&1
+	(in_ns "$NS_B" timeout "$PROG_TIMEOUT" "$TOOL" --client "$A" $cli_args) \
+		>"$OUT/client.out" 2>&1
 	crc=$?
 fi
 wait "$SERVER_PID"
