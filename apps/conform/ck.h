@@ -10,6 +10,7 @@ int ck_pd_mr(struct ic *ic);
 int ck_cq(struct ic *ic);
 int ck_qp_create(struct ic *ic);
 int ck_qp_states(struct ic *ic);
+int ck_cq_overrun(struct ic *ic);
 /* ck_data.c */
 int ck_send_sizes_srv(struct ic *ic);
 int ck_send_sizes_cli(struct ic *ic);

@@ -236,3 +236,84 @@ int ck_qp_states(struct ic *ic)
 	ibv_destroy_cq(cq);
 	return rc;
 }
+
+/* Post n Receives (wr_id first..first+n-1) on a QP in ERR: each is flushed to its CQ. Those
+ * past the first `must` may be refused: a full CQ's results are the device's choice. */
+static int flush_receives(struct ic *ic, struct ibv_qp *qp, uint64_t first, int n, int must)
+{
+	struct ic_buf *b = ic_buf_new(ic, 64, IBV_ACCESS_LOCAL_WRITE, 0);
+	EXPECT(ic, b, "ibv_reg_mr failed: %s", strerror(errno));
+	EXPECT(ic, to_state(qp, IBV_QPS_ERR) == 0, "Idle -> ERR failed");
+	for (int i = 0; i < n; i++) {
+		struct ibv_sge sg = ic_sge(b, 0, 64);
+		struct ibv_recv_wr wr = { .wr_id = first + (uint64_t)i, .sg_list = &sg,
+					  .num_sge = 1 }, *bad;
+		int rc = ibv_post_recv(qp, &wr, &bad);
+		if (rc && i >= must)
+			break;
+		EXPECT(ic, rc == 0, "ibv_post_recv %d of %d in ERR failed: %s", i + 1, n,
+		       strerror(rc));
+	}
+	return 0;
+}
+
+/* After the overrun: the other CQ holds exactly its own flushed Receive, and the only async
+ * event the device may report is IBV_EVENT_CQ_ERR on the overrun CQ. */
+static int overrun_contained(struct ic *ic, struct ibv_cq *small, struct ibv_cq *other,
+			     struct ibv_qp *qp2)
+{
+	ic->conn.qp = qp2;
+	int rc = ic_expect_wc(ic, other, 900, IBV_WC_WR_FLUSH_ERR, NULL);
+	if (rc == 0)
+		rc = ic_expect_no_wc(ic, other, 100);
+	ic->conn.qp = NULL;
+	if (rc)
+		return -1;
+	struct ibv_async_event ev;
+	while (ibv_get_async_event(ic->ctx, &ev) == 0) { /* non-blocking: ic_drain_async */
+		bool ok = ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == small;
+		enum ibv_event_type t = ev.event_type;
+		ibv_ack_async_event(&ev);
+		EXPECT(ic, ok, "after the overrun: async event %s, expected none but CQ_ERR on "
+		       "the overrun CQ", ibv_event_type_str(t));
+	}
+	return 0;
+}
+
+/* Verbs §5.3.1 (T03): overrunning a CQ may give indeterminate results on that CQ but must
+ * not affect other CQs or QPs not using it. A CQ of 1 entry is offered the flushes of 4 more
+ * Receives than it holds (a device may refuse the posts once it is full); a second QP's
+ * Receive, flushed to a second CQ, must complete there exactly once. */
+int ck_cq_overrun(struct ic *ic)
+{
+	ic_drain_async(ic);
+	struct ibv_cq *small = ibv_create_cq(ic->ctx, 1, NULL, NULL, 0);
+	struct ibv_cq *other = ibv_create_cq(ic->ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *q1 = NULL, *q2 = NULL;
+	int rc = ic_fail(ic, "ibv_create_cq failed: %s", strerror(errno));
+	if (small && other) {
+		ic->res.v = IC_PASS;
+		int n = small->cqe + 4;
+		struct ibv_qp_init_attr qa = { .send_cq = small, .recv_cq = small,
+			.qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 1, .max_recv_wr = (uint32_t)n,
+							.max_send_sge = 1, .max_recv_sge = 1 } };
+		q1 = ibv_create_qp(ic->pd, &qa);
+		q2 = rc_qp(ic, other, 4, 1);
+		rc = q1 && q2 ? 0 : ic_fail(ic, "ibv_create_qp failed: %s", strerror(errno));
+		if (rc == 0)
+			rc = flush_receives(ic, q1, 100, n, small->cqe);
+		if (rc == 0)
+			rc = flush_receives(ic, q2, 900, 1, 1);
+		if (rc == 0)
+			rc = overrun_contained(ic, small, other, q2);
+	}
+	if (q1)
+		ibv_destroy_qp(q1);
+	if (q2)
+		ibv_destroy_qp(q2);
+	if (small)
+		ibv_destroy_cq(small);
+	if (other)
+		ibv_destroy_cq(other);
+	return rc;
+}

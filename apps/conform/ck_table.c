@@ -16,6 +16,9 @@ const struct ic_check ic_checks[] = {
 	{ "cq_limits", "T03; verbs §5.3.1, §5.3.4",
 	  "a CQ above max_cqe is refused, an empty CQ polls 0, a CQ in use is not destroyed",
 	  LOCAL(ck_cq) },
+	{ "cq_overrun", "T03; verbs §5.3.1",
+	  "a CQ of 1 entry offered more flushes than it holds: another QP's CQ still gets "
+	  "exactly its own completion, no async event but CQ_ERR on the full CQ", LOCAL(ck_cq_overrun) },
 	{ "qp_create", "T04; verbs §9.2.5.1, §8.1.3.2",
 	  "too many SGEs or WRs and a UD QP are refused; a new RC QP is Idle with its sizes",
 	  LOCAL(ck_qp_create) },
