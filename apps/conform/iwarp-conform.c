@@ -160,15 +160,11 @@ static void free_check(struct ic *ic)
 
 /* Both verdicts make the row: FAIL if either side failed, NOT APPLICABLE if either found
  * it so, else PASS. A half that stopped because the peer's verdict came has none of its
- * own. */
-static void combine(struct ic *ic, struct ic_row *row, bool stopped)
+ * own (run_check). */
+static void combine(struct ic *ic, struct ic_row *row)
 {
 	const struct ic_msg *p = &ic->peer_res;
 	enum ic_verdict mine = ic->res.v, theirs = (enum ic_verdict)p->verdict;
-	if (stopped && mine == IC_PASS && theirs == IC_PASS) {
-		mine = IC_FAIL;
-		snprintf(ic->res.why, sizeof(ic->res.why), "the sides' halves went out of step");
-	}
 	row->v = mine == IC_FAIL || theirs == IC_FAIL ? IC_FAIL :
 		 mine == IC_NA || theirs == IC_NA ? IC_NA : IC_PASS;
 	row->why[0] = 0;
@@ -228,13 +224,16 @@ static int run_check(struct ic *ic, int i, struct ic_row *row)
 	if (!skip && ic->pd)
 		run_half(ic, i);
 	free_check(ic);
-	bool stopped = ic->peer_done;
+	/* a half stops early only for the peer's FAIL or NOT APPLICABLE: a PASS there means the
+	 * two halves did not follow the same steps, which this side reports, so both rows say */
+	if (ic->peer_done && ic->peer_res.verdict == IC_PASS)
+		ic_fail(ic, "the sides' halves went out of step");
 	if (exchange(ic) != 0) {
 		fprintf(stderr, "iwarp-conform: the control channel broke in check %s\n",
 			ic_checks[i].id);
 		return -1;
 	}
-	combine(ic, row, stopped);
+	combine(ic, row);
 	printf("%-22s %-36s %s%s%s\n", row->check->id, row->check->clause,
 	       ic_verdict_str(row->v), row->why[0] ? ": " : "", row->why);
 	fflush(stdout);
