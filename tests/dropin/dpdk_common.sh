@@ -13,7 +13,7 @@
 # A script exits 77 only when the Debian program is missing, the libraries were built without
 # DPDK, DPDK cannot start here, or namespaces cannot be created (afpacket).
 . "$(dirname "$0")/../lib/common.sh"
-. "$(dirname "$0")/dropin.sh"
+. "$(dirname "$0")/../dropin/dropin.sh" # also from tests/conform
 . "$(dirname "$0")/../dpdk/dpdk_lib.sh"
 DD_LINK=${1:?usage: $0 LIBIBVERBS_DIR LIBRDMACM_DIR memif|afpacket [args]}
 # A build without libdpdk carries no DPDK transport (it would report ENOTSUP): skip

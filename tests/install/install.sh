@@ -56,8 +56,8 @@ fi
 for h in include/softrnic/verbs_ext.h include/vipl.h; do
 	[ -f "$ROOT/$h" ] || fail "$h is not installed"
 done
-for t in softrnic-devinfo softrnic-rping softrnic-perf softrnic-stat iwarp-dump vipl-pingpong \
-	vipl-bw softrnic-run; do
+for t in softrnic-devinfo softrnic-rping softrnic-perf softrnic-stat iwarp-dump iwarp-conform \
+	vipl-pingpong vipl-bw softrnic-run; do
 	[ -x "$ROOT/bin/$t" ] || fail "$t is not installed"
 done
 # a manual page for every installed tool, the configuration file and softrnic itself
