@@ -1,9 +1,9 @@
 /* The RNIC's transport over softrnic's own TCP engine on a DPDK port.
  *
  * dpdk_transport: an rn_transport (rn_transport.h) over tcp/tcp.h on one dpdk_port.
- * Every operation takes the port lock; the port's poll thread drives the stack. Each handle
- * owns an eventfd inside its own epoll fd, so rn_conn_fd() is readable on any change and never
- * writable (ready_as_readable). Record mode (MPA FPDU alignment) is tcp_conn_set_records.
+ * Every operation takes the port lock; the port's poll thread drives the stack. Each handle's
+ * rn_conn_fd() is an eventfd of its own, readable on any change; its writability means nothing
+ * (ready_as_readable). Record mode (MPA FPDU alignment) is tcp_conn_set_records.
  *
  * dpdk_default: the process-wide transport that librdmacm and the verbs device use when the
  * environment asks for DPDK (verbs/ decides that): one port opened from SOFTRNIC_DPDK_CONF /
