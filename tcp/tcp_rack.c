@@ -255,9 +255,10 @@ static uint32_t scan_start(struct tcp_rack *r)
 
 	for (; i < r->cnt && (at(r, i)->flags & (TCP_RSEG_SACKED | TCP_RSEG_LOST)); i++)
 		r->walked++;
-	r->scan_set = i < r->cnt;
+	/* all of them: the next walk starts at what is sent after them */
+	r->scan_set = r->cnt > 0;
 	if (r->scan_set)
-		r->scan_seq = at(r, i)->seq;
+		r->scan_seq = i < r->cnt ? at(r, i)->seq : seg_end(at(r, r->cnt - 1));
 	return i;
 }
 

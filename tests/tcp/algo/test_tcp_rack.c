@@ -163,6 +163,30 @@ static void test_sack_newest_walks_little(void **state)
 	assert_true(r.walked - before <= 200);
 }
 
+/* Everything outstanding marked lost (an RTO with SACK): further ACKs walk nothing of it, and
+ * what is sent after it is still judged. */
+static void test_all_lost_walks_little(void **state)
+{
+	uint64_t tmo;
+	const uint32_t n = 20000;
+
+	(void)state;
+	warm();
+	for (uint32_t k = 2; k < 2 + n; k++)
+		tcp_rack_sent(&r, k * MSS, MSS, k * MSS, 20 * MS);
+	assert_int_equal(tcp_rack_mark_all_lost(&r), n * MSS);
+	detect(30 * MS, false, 10 * MS, &tmo);   /* finds its place past them once */
+	uint64_t before = r.walked;
+	for (uint32_t k = 0; k < 1000; k++)
+		detect(30 * MS + k, false, 10 * MS, &tmo);
+	assert_true(r.walked - before <= 1000);
+	/* new data after them, then the newest SACKed: the new one before it is judged */
+	tcp_rack_sent(&r, (2 + n) * MSS, MSS, (2 + n) * MSS, 31 * MS);
+	tcp_rack_sent(&r, (3 + n) * MSS, MSS, (3 + n) * MSS, 31 * MS + 1);
+	sack_seg(3 + n, 41 * MS);
+	assert_int_equal(detect(60 * MS, false, 10 * MS, &tmo), MSS);
+}
+
 static void test_dupthresh_zero_window(void **state)
 {
 	uint64_t tmo;
@@ -270,6 +294,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dupthresh_zero_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timer_for_the_earliest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sack_newest_walks_little, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_lost_walks_little, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_retransmission, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retransmission_rtt_of_original_ignored, setup,
 						teardown),
