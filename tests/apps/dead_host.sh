@@ -23,9 +23,10 @@ cleanup_host() {
 EXIT_HOOKS="cleanup_host $EXIT_HOOKS"
 netns_setup sdead
 
-# server KEEPALIVE PORT: an rping server in A (in the background)
+# server KEEPALIVE PORT: an rping server in A (in the background; exec: its PID is
+# timeout's, which passes a TERM on to rping, so the cleanup ends the server itself)
 server() {
-	timeout 200 ip netns exec "$NETNS_A" env SOFTRNIC_KEEPALIVE="$1" \
+	exec timeout 200 ip netns exec "$NETNS_A" env SOFTRNIC_KEEPALIVE="$1" \
 		"$RPING" -s -a "$NETNS_ADDR_A" -p "$2" -t 120 >"$T/server-$1.out" 2>&1
 }
 # client KEEPALIVE PORT: its client in B (in the background)

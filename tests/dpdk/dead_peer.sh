@@ -17,7 +17,8 @@ A=198.51.100.1
 B=198.51.100.2
 CLI_PIDS= OFF_PID=
 cleanup_pairs() {
-	for p in $CLI_PIDS $OFF_PID; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	for p in $CLI_PIDS; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	[ -z "$OFF_PID" ] || { kill "$OFF_PID" 2>/dev/null && wait "$OFF_PID" 2>/dev/null; }
 }
 EXIT_HOOKS="cleanup_pairs $EXIT_HOOKS"
 
@@ -25,9 +26,10 @@ EXIT_HOOKS="cleanup_pairs $EXIT_HOOKS"
 vdev() {
 	echo "net_memif0,role=$2,socket=$DPDK_DIR/memif-$(echo "$1" | tr , _).sock"
 }
-# server KEEPALIVE PORT (in the background)
+# server KEEPALIVE PORT (in the background; exec: its PID is timeout's, which passes a TERM
+# on to the server, so the cleanup ends it and not only the shell around it)
 server() {
-	timeout 200 env SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_KEEPALIVE="$1" \
+	exec timeout 200 env SOFTRNIC_TRANSPORT=dpdk SOFTRNIC_DPDK_KEEPALIVE="$1" \
 		"$(dpdk_eal server "$(vdev "$1" server)")" SOFTRNIC_DPDK_IP=$A/24 \
 		"$PERF" -p "$2" -T 120 -y -b $A >"$DPDK_DIR/server-$1.out" 2>&1
 }
