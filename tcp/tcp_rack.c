@@ -188,6 +188,12 @@ void tcp_rack_acked(struct tcp_rack *r, uint32_t una, const struct tcp_rack_ack 
 		e->seq = una;
 		e->len -= cut;
 	}
+	/* the walks' starting points never fall behind the log (sequence numbers: one left far
+	 * behind would compare the wrong way once the sequence space wraps) */
+	if (r->scan_set && (!r->cnt || seq_lt(r->scan_seq, at(r, 0)->seq)))
+		r->scan_set = false;
+	if (r->cnt && seq_lt(r->lost_seq, at(r, 0)->seq))
+		r->lost_seq = at(r, 0)->seq;
 	/* after the entries: those below una are no reordering by their own fack */
 	if (!r->fack_set || seq_lt(r->fack, una)) {
 		r->fack = una;
