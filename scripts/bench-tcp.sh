@@ -23,7 +23,10 @@
 #      with bench/tcp/xcopy, the cross-core copy baseline (2 s: one thread copies 9000-octet
 #      frames into a shared ring, the other copies them out, on the same two cores): no
 #      transfer through memif can beat it, and it tells the machine's state in that round;
-# then the ratios. Every engine transfer is verified octet by octet (the pattern of
+# then the ratios; 6. what reading the counters costs these RDMA runs: scripts/bench-stat.sh
+# with the same build, CPUs and rounds (softrnic-stat reading 100 times a second against no
+# reader and a decoy reader; docs/stats.md; BENCH_STAT=0 skips it).
+# Every engine transfer is verified octet by octet (the pattern of
 # apps/tcp/stcp_pattern.c), so the engine pays for generating and checking its data while
 # iperf3 sends and discards a buffer: the ratio is conservative.
 # Environment: BUILD_DIR (a tree of your own, set up as a plain release build on first use;
@@ -288,3 +291,10 @@ if done:
           f"   write/copy per round {' '.join(f'{w / x:.2f}' for i, w, x in rounds3 if x > 0)}")
 EOF
 bench_plot
+
+# 6. reading the counters (docs/stats.md)
+if [ "${BENCH_STAT:-1}" != 0 ]; then
+	echo
+	echo "== 6. reading the counters (scripts/bench-stat.sh)"
+	BUILD_DIR=$B BENCH_ROUNDS=$ROUNDS BENCH_CPUS=$CPUS bash scripts/bench-stat.sh || exit 1
+fi
