@@ -16,7 +16,8 @@
 # lives in $RDMA_CORE_CACHE, default /var/cache/softrnic-rdma-core when writable, else
 # ${XDG_CACHE_HOME:-~/.cache}/softrnic-rdma-core. A second run with DIR already filled does
 # nothing. Exit status: 0 when DIR/tests is there; 2 when it cannot be fetched (no network
-# to deb.debian.org, no apt-get), with the reason on stderr.
+# to deb.debian.org, no apt-get, an apt-get that does not end within RDMA_CORE_FETCH_TIMEOUT
+# seconds, default 60), with the reason on stderr.
 set -euo pipefail
 
 dir=${1:?usage: $0 DIR}
@@ -64,9 +65,20 @@ apt_opts=(
 	-o APT::Get::List-Cleanup=false
 	-q
 )
+# Every apt-get is bounded: on a machine's first boot apt's signature check has been seen to
+# hang for minutes (apt-key's gpg), and a test waits on this script. timeout signals the
+# whole process group, so apt's methods and their gpg go with it.
+apt_get() {
+	local rc=0
+	timeout -k 10 "${RDMA_CORE_FETCH_TIMEOUT:-60}" apt-get "${apt_opts[@]}" "$@" || rc=$?
+	case $rc in
+	124 | 137) echo "apt-get $1: no end within ${RDMA_CORE_FETCH_TIMEOUT:-60} s" ;;
+	esac
+	return "$rc"
+}
 # Refresh the index once a day at most.
 if [ -z "$(find "$cache/lists" -maxdepth 1 -name '*_Sources*' -mmin -1440 2>/dev/null)" ]; then
-	apt-get "${apt_opts[@]}" update >"$cache/update.log" 2>&1 ||
+	apt_get update >"$cache/update.log" 2>&1 ||
 		cant "apt-get update of deb.debian.org bookworm failed: $(tail -3 "$cache/update.log")"
 	# A failed fetch still exits 0 from apt-get update; the index must be there.
 	[ -n "$(find "$cache/lists" -maxdepth 1 -name '*_Sources*')" ] ||
@@ -75,9 +87,9 @@ fi
 
 cd "$cache/src"
 spec=rdma-core${want:+=$want}
-if ! apt-get "${apt_opts[@]}" source --download-only "$spec" >"$cache/source.log" 2>&1; then
+if ! apt_get source --download-only "$spec" >"$cache/source.log" 2>&1; then
 	# That exact version may have left the archive: take bookworm's current one.
-	if [ -z "$want" ] || ! apt-get "${apt_opts[@]}" source --download-only rdma-core \
+	if [ -z "$want" ] || ! apt_get source --download-only rdma-core \
 		>"$cache/source.log" 2>&1; then
 		cant "apt-get source rdma-core failed: $(tail -3 "$cache/source.log")"
 	fi
