@@ -445,10 +445,11 @@ RCM_EXPORT int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_
 	pthread_mutex_lock(&rcm_lock);
 	if (rc == 0)
 		rc = r->state == RCM_ROUTE_RESOLVED ? start_connect(r, conn_param) : -EINVAL;
+	bool sync = r->sync; /* read under the lock: see rdma_accept */
 	pthread_mutex_unlock(&rcm_lock);
 	if (rc != 0)
 		return rcm_err(-rc);
-	return r->sync ? rcm_sync_wait(r, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
+	return sync ? rcm_sync_wait(r, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
 }
 
 RCM_EXPORT int rdma_establish(struct rdma_cm_id *id)
@@ -477,10 +478,16 @@ RCM_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_p
 		r->state = RCM_ACCEPTING;
 		rcm_engine_kick();
 	}
+	/* Once the lock is let go the id may already be gone: the engine can establish and
+	 * report, the peer disconnect, and another application thread destroy the id on its
+	 * DISCONNECTED (cmtime's server does) before this thread runs again. An id on a
+	 * channel is not touched after the unlock; a synchronous one is only destroyed by the
+	 * thread that waits here. */
+	bool sync = r->sync;
 	pthread_mutex_unlock(&rcm_lock);
 	if (rc != 0)
 		return rcm_err(-rc);
-	return r->sync ? rcm_sync_wait(r, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
+	return sync ? rcm_sync_wait(r, RDMA_CM_EVENT_ESTABLISHED, NULL) : 0;
 }
 
 RCM_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,

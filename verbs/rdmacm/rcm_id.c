@@ -289,10 +289,11 @@ RCM_EXPORT int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_add
 		r->state = RCM_ADDR_RESOLVED;
 	rc = rcm_post(r, rc == 0 ? RDMA_CM_EVENT_ADDR_RESOLVED : RDMA_CM_EVENT_ADDR_ERROR, rc,
 		      NULL, 0, NULL);
+	bool sync = r->sync; /* read under the lock: see rdma_accept */
 	pthread_mutex_unlock(&rcm_lock);
 	if (rc != 0)
 		return rcm_err(-rc);
-	return r->sync ? rcm_sync_wait(r, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) : 0;
+	return sync ? rcm_sync_wait(r, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) : 0;
 }
 
 RCM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
@@ -308,10 +309,11 @@ RCM_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 		r->pub.route.num_paths = 0; /* iWARP: no path records, TCP routes */
 		rc = rcm_post(r, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0, NULL);
 	}
+	bool sync = r->sync; /* read under the lock: see rdma_accept */
 	pthread_mutex_unlock(&rcm_lock);
 	if (rc != 0)
 		return rcm_err(-rc);
-	return r->sync ? rcm_sync_wait(r, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL) : 0;
+	return sync ? rcm_sync_wait(r, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL) : 0;
 }
 
 static __be16 port_or_zero(struct sockaddr *sa)
