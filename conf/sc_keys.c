@@ -60,11 +60,13 @@ const struct sc_key sc_keys[SC_NKEYS] = {
 	{ "keepalive", NULL },
 	/* MPA options of rdma_cm connections (verbs/rdmacm/rcm_mpa_env.c) */
 	{ "mpa", NULL },
-	/* VIPL (vipl/vipl_addr.c, vipl/vipl_comp.c, vipl/vipl_registry.c, vipl/vipl_wire_ops.c) */
+	/* VIPL (vipl/vipl_addr.c, vipl/vipl_comp.c, vipl/vipl_registry.c, vipl/vipl_wire_ops.c,
+	 * vipl/vitcp_conn.c) */
 	{ "vipl_addr", NULL },
 	{ "vipl_wire", check_vipl_wire },
 	{ "vipl_spin_us", check_spin_us },
 	{ "vipl_rundir", NULL },
+	{ "vitcp_crc", check_bool01 },
 	/* the statistics file softrnic-stat reads (rnic/rn_stats.c, docs/stats.md) */
 	{ "stats_dir", NULL },
 	{ "stats_qps", check_stats_qps },

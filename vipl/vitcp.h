@@ -90,6 +90,10 @@ size_t vt_ce_put(uint8_t *p, const struct vt_ce *c);
 int vt_ce_get(const uint8_t *p, size_t len, struct vt_ce *c);
 /* The draft's CRC (§3.6) over n octets, the CRC field excluded. */
 uint32_t vt_crc(const uint8_t *p, size_t n);
+/* §3.5: the trailer's CRC over the len - 4 octets before it, into its last four. */
+void vt_crc_seal(uint8_t *seg, size_t len);
+/* SOFTRNIC_VITCP_CRC (key vitcp_crc) is 1: offer the CRC option, and take it when offered. */
+bool vt_crc_wanted(void);
 static inline unsigned vt_type(const struct vt_hdr *h)
 {
 	return h->flags & VT_TYPE_MASK;
@@ -148,6 +152,11 @@ struct vt_conn {
 	struct vt_rx_msg rx;         /* the Send / RDMA Write arriving */
 	struct vt_rx_msg resp;       /* the RDMA Read Response arriving (may interleave) */
 	uint32_t rx_expect;          /* the next message number the peer must use */
+	/* §3.6: every segment after the CE segments carries a CRC trailer when both the
+	 * ConnectRequest and the ConnectAccept had the CRC option (D265) */
+	bool crc;
+	bool peer_crc;               /* passive: the ConnectRequest offered it */
+	bool crc_asked;              /* active: our ConnectRequest offered it */
 };
 
 struct vt_conn *vt_conn_new(struct vipl_nic *nic, struct rn_conn *rc, enum vt_state st);
@@ -183,6 +192,11 @@ int vt_flush(struct vt_conn *c);
 /* A header of this side (message ACK, receives posted, error code) around type/flags. */
 void vt_hdr_fill(struct vt_conn *c, struct vt_hdr *h, unsigned flags, uint32_t msgno);
 int vt_nop(struct vt_conn *c);
+/* The octets of c's trailer after the CE segments: 4 with the CRC, else 0. */
+static inline size_t vt_trailer_len(const struct vt_conn *c)
+{
+	return c->crc ? 4 : 0;
+}
 /* After octets went to TCP: sends that are complete at that (UR, RD). */
 void vt_tx_progress(struct vipl_vi *vi);
 /* The peer's Message ACK / error (RR). */

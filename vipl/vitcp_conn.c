@@ -4,6 +4,7 @@
  * Passive side: the NIC's listening socket accepts TCP, Incoming waits for the ConnectRequest,
  * Matching holds it for a ConnectWait (or matches a peer connect at once), then ConnectAccept
  * or ConnectReject / NoMatch and close. NIC lock held throughout. */
+#include "softrnic_conf.h"
 #include "vitcp.h"
 
 #include <arpa/inet.h>
@@ -112,8 +113,9 @@ static bool attrs_valid(uint16_t attrs)
  * as "calling" (D267); Reject and NoMatch are a bare segment header. */
 int vt_send_ce(struct vt_conn *c, struct vipl_vi *vi, unsigned type)
 {
-	uint8_t buf[VT_HDR_LEN + VT_CE_LEN + VT_CE_OPTS_MAX];
+	uint8_t buf[VT_HDR_LEN + VT_CE_LEN + VT_CE_OPTS_MAX + 4]; /* + the trailer */
 	size_t n = VT_HDR_LEN;
+	bool seal = false;
 	if (type == VT_CONN_REQ || type == VT_CONN_ACCEPT) {
 		struct vt_ce ce = { .attrs = attrs_of(vi), .mtu = (uint32_t)vi->granted_mtu,
 				    .read_window = VT_READ_WINDOW,
@@ -126,16 +128,31 @@ int vt_send_ce(struct vt_conn *c, struct vipl_vi *vi, unsigned type)
 		if (type == VT_CONN_REQ) {
 			ce.has_timeout = true;
 			ce.timeout_ms = vipl_requester_timeout(vi);
+			ce.crc = c->crc_asked = vt_crc_wanted();
+		} else {
+			ce.crc = c->peer_crc && vt_crc_wanted(); /* §3.6: only if the request had it */
 		}
 		n += vt_ce_put(buf + VT_HDR_LEN, &ce);
+		seal = ce.crc; /* §3.5: a CE segment has the trailer with the option */
+		n += seal ? 4 : 0;
+		if (type == VT_CONN_ACCEPT)
+			c->crc = ce.crc;
 	}
 	struct vt_hdr h;
 	vt_hdr_fill(c, &h, VT_F_EOM | type, c->tx_msgno);
 	h.seg_len = (uint16_t)n;
 	vt_hdr_put(buf, &h);
+	if (seal)
+		vt_crc_seal(buf, n);
 	if (vt_queue(c, buf, n) != 0)
 		return -1;
 	return vt_flush(c);
+}
+
+bool vt_crc_wanted(void)
+{
+	const char *v = softrnic_conf_get("SOFTRNIC_VITCP_CRC", NULL, 0);
+	return v != NULL && strcmp(v, "1") == 0;
 }
 
 /* ---- active side ----------------------------------------------------------------------- */
@@ -248,14 +265,15 @@ static void on_answer(struct vt_conn *c, const struct vt_hdr *h, const uint8_t *
 	}
 	bool p2p = vi->mode == CM_PEER_ACTIVE;
 	/* §3.3, §3.6: levels and the peer bit match, the MTU is not above ours, and no CRC
-	 * option unless we asked for one (we never do) */
-	if (vt_ce_get(body, len, &ce) != 0 || !attrs_valid(ce.attrs) || ce.crc ||
+	 * option unless we asked for one */
+	if (vt_ce_get(body, len, &ce) != 0 || !attrs_valid(ce.attrs) || (ce.crc && !c->crc_asked) ||
 	    level_of(ce.attrs) != vi->attr.ReliabilityLevel ||
 	    ((ce.attrs & VT_A_P2P) != 0) != p2p || ce.mtu > vi->granted_mtu) {
 		active_failed(vi, VIP_ERROR_RESOURCE);
 		return;
 	}
 	vi->granted_mtu = ce.mtu; /* the agreed value */
+	c->crc = ce.crc;
 	remote_attrs(vi, c, &ce);
 	c->peer_posted = h->rx_posted;
 	connected(vi, c);
@@ -434,6 +452,7 @@ static void on_request(struct vipl_nic *nic, struct vt_conn *c, const struct vt_
 		vt_conn_close(c); /* not a VI/TCP requester */
 		return;
 	}
+	c->peer_crc = ce.crc;
 	if (ce.attrs & VT_A_P2P)
 		on_peer_request(nic, c, &ce, h->rx_posted);
 	else

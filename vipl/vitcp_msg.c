@@ -162,3 +162,8 @@ uint32_t vt_crc(const uint8_t *p, size_t n)
 	}
 	return ~crc;
 }
+
+void vt_crc_seal(uint8_t *seg, size_t len)
+{
+	put32(seg + len - 4, vt_crc(seg, len - 4));
+}

@@ -299,6 +299,16 @@ static int data_segment(struct vipl_vi *vi, struct vt_conn *c, const struct vt_h
 	}
 }
 
+/* The segment of len octets ends in a trailer holding its CRC (§3.5). */
+static bool crc_matches(const uint8_t *seg, size_t len)
+{
+	if (len < VT_HDR_LEN + 4)
+		return false;
+	const uint8_t *t = seg + len - 4;
+	uint32_t crc = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
+	return vt_crc(seg, len - 4) == crc;
+}
+
 /* A CE segment's body without its trailer: with the CRC option the last four octets are the
  * CRC, checked here (§3.5, §3.6). -1: malformed. */
 static int ce_body(const uint8_t *seg, size_t len, size_t *body_len)
@@ -309,14 +319,35 @@ static int ce_body(const uint8_t *seg, size_t len, size_t *body_len)
 		*body_len = n;
 		return 0;
 	}
-	if (n < 4)
-		return -1;
-	const uint8_t *t = seg + len - 4;
-	uint32_t crc = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
-	if (vt_ce_get(seg + VT_HDR_LEN, n - 4, &ce) != 0 || !ce.crc || vt_crc(seg, len - 4) != crc)
+	if (!crc_matches(seg, len) || vt_ce_get(seg + VT_HDR_LEN, n - 4, &ce) != 0 || !ce.crc)
 		return -1;
 	*body_len = n - 4;
 	return 0;
+}
+
+/* §3.6: with the CRC on, a segment's trailer must match it. */
+static bool trailer_ok(const struct vt_conn *c, const uint8_t *seg, size_t len)
+{
+	return !c->crc || crc_matches(seg, len);
+}
+
+/* A segment whose CRC does not match. Of the draft's two ways (§3.6) the first needs VI and
+ * TCP merged; this is the second: the receive of the message (the one being filled, or the
+ * next for a Send's first segment) completes with what it holds and a transport error, and
+ * the connection closes, on every reliability level: Unreliable "may" go on, but the
+ * header, and with it the next segment's boundary, is suspect too. */
+static void crc_failed(struct vipl_vi *vi, struct vt_conn *c, const struct vt_hdr *h)
+{
+	struct vipl_wqe *e = c->rx.active ? c->rx.e
+					  : (vt_type(h) == VT_SEND ? next_receive(vi) : NULL);
+	if (e != NULL && !c->rx.drop) {
+		c->rx.e = NULL;
+		e->length = e->filled;
+		receive_done(vi, e, VIP_STATUS_TRANSPORT_ERROR);
+	}
+	msg_error(vi, h->msgno, VT_E_UTE, VIP_ERROR_RDMA_TRANSPORT);
+	if (vi->vt != NULL)
+		vt_fail(vi, VIP_ERROR_RDMA_TRANSPORT, 0, false);
 }
 
 /* One whole segment of c. 0 go on, -1 the connection ended. */
@@ -340,7 +371,12 @@ static int segment(struct vipl_nic *nic, struct vt_conn *c, const uint8_t *seg, 
 		vt_conn_close(c); /* data before the connection is up */
 		return -1;
 	}
-	int rc = data_segment(vi, c, &h, seg + VT_HDR_LEN, (uint32_t)(len - VT_HDR_LEN));
+	if (!trailer_ok(c, seg, len)) {
+		crc_failed(vi, c, &h);
+		return vi->vt == c ? 0 : -1;
+	}
+	int rc = data_segment(vi, c, &h, seg + VT_HDR_LEN,
+			      (uint32_t)(len - VT_HDR_LEN - vt_trailer_len(c)));
 	if (rc < 0) /* §3.2 / VIA §7: a protocol violation is a transport error */
 		msg_error(vi, h.msgno, VT_E_UTE, VIP_ERROR_RDMA_TRANSPORT);
 	if (rc < 0 && vi->vt != NULL)

@@ -83,14 +83,24 @@ void vt_hdr_fill(struct vt_conn *c, struct vt_hdr *h, unsigned flags, uint32_t m
 	c->posted_told = c->rx_posted;
 }
 
+/* A segment of a header alone (and the trailer): a NOP, or a Read Response with Transmit
+ * Error. */
+static int queue_bare(struct vt_conn *c, unsigned flags, uint32_t msgno)
+{
+	uint8_t buf[VT_HDR_LEN + 4];
+	size_t n = VT_HDR_LEN + vt_trailer_len(c);
+	struct vt_hdr h;
+	vt_hdr_fill(c, &h, flags, msgno);
+	h.seg_len = (uint16_t)n;
+	vt_hdr_put(buf, &h);
+	if (c->crc)
+		vt_crc_seal(buf, n);
+	return vt_queue(c, buf, n);
+}
+
 int vt_nop(struct vt_conn *c)
 {
-	uint8_t buf[VT_HDR_LEN];
-	struct vt_hdr h;
-	vt_hdr_fill(c, &h, VT_F_EOM | VT_NOP, c->tx_msgno); /* §3.2: the last message's number */
-	h.seg_len = VT_HDR_LEN;
-	vt_hdr_put(buf, &h);
-	return vt_queue(c, buf, sizeof(buf));
+	return queue_bare(c, VT_F_EOM | VT_NOP, c->tx_msgno); /* §3.2: the last message's number */
 }
 
 void vt_tell(struct vipl_vi *vi)
@@ -111,11 +121,11 @@ static int queue_data(struct vt_conn *c, struct vipl_vi *vi, unsigned type, uint
 		      struct vipl_wqe *e, const uint8_t *mem, uint32_t total,
 		      const struct vt_rdma *rdma, bool imm, uint32_t immv)
 {
-	size_t rl = rdma != NULL ? VT_RDMA_LEN : 0;
+	size_t rl = rdma != NULL ? VT_RDMA_LEN : 0, tl = vt_trailer_len(c);
 	uint32_t off = 0;
 	do {
 		uint32_t chunk = total - off < VT_PAYLOAD_MAX ? total - off : VT_PAYLOAD_MAX;
-		uint8_t *p = reserve(c, VT_HDR_LEN + rl + chunk);
+		uint8_t *p = reserve(c, VT_HDR_LEN + rl + chunk + tl);
 		if (p == NULL)
 			return -1;
 		bool bad = false;
@@ -131,12 +141,14 @@ static int queue_data(struct vt_conn *c, struct vipl_vi *vi, unsigned type, uint
 		unsigned flags = type | (off + chunk == total ? VT_F_EOM : 0) |
 				 (imm ? VT_F_IDV : 0) | (bad || (e && e->status) ? VT_F_TRE : 0);
 		vt_hdr_fill(c, &h, flags, msgno);
-		h.seg_len = (uint16_t)(VT_HDR_LEN + rl + chunk);
+		h.seg_len = (uint16_t)(VT_HDR_LEN + rl + chunk + tl);
 		h.offset = off;
 		h.imm = imm ? immv : 0;
 		vt_hdr_put(p, &h);
 		if (rdma != NULL)
 			vt_rdma_put(p + VT_HDR_LEN, rdma);
+		if (tl > 0)
+			vt_crc_seal(p, h.seg_len);
 		off += chunk;
 	} while (off < total);
 	return 0;
@@ -145,14 +157,8 @@ static int queue_data(struct vt_conn *c, struct vipl_vi *vi, unsigned type, uint
 int vt_read_respond(struct vipl_vi *vi, uint32_t msgno, const struct vt_rdma *r, bool bad)
 {
 	struct vt_conn *c = vi->vt;
-	if (bad) { /* §3.2 Transmit Error: a protection error, no data */
-		uint8_t buf[VT_HDR_LEN];
-		struct vt_hdr h;
-		vt_hdr_fill(c, &h, VT_F_EOM | VT_F_TRE | VT_READ_RESP, msgno);
-		h.seg_len = VT_HDR_LEN;
-		vt_hdr_put(buf, &h);
-		return vt_queue(c, buf, sizeof(buf));
-	}
+	if (bad) /* §3.2 Transmit Error: a protection error, no data */
+		return queue_bare(c, VT_F_EOM | VT_F_TRE | VT_READ_RESP, msgno);
 	return queue_data(c, vi, VT_READ_RESP, msgno, NULL,
 			  (const uint8_t *)(uintptr_t)r->addr, r->length, NULL, false, 0);
 }
@@ -169,15 +175,18 @@ static int issue(struct vipl_vi *vi, struct vt_conn *c, struct vipl_wqe *e)
 	if (e->op == VIP_CONTROL_OP_RDMAREAD) {
 		const VIP_ADDRESS_SEGMENT *ra = &SEG(e->desc, 0)->Remote;
 		struct vt_rdma r = { ra->Data.AddressBits, ra->Handle, e->length };
-		uint8_t buf[VT_HDR_LEN + VT_RDMA_LEN];
+		uint8_t buf[VT_HDR_LEN + VT_RDMA_LEN + 4];
+		size_t n = VT_HDR_LEN + VT_RDMA_LEN + vt_trailer_len(c);
 		struct vt_hdr h;
 		vt_hdr_fill(c, &h, VT_F_EOM | VT_READ_REQ, e->msgno);
-		h.seg_len = sizeof(buf);
+		h.seg_len = (uint16_t)n;
 		vt_hdr_put(buf, &h);
 		vt_rdma_put(buf + VT_HDR_LEN, &r);
+		if (c->crc)
+			vt_crc_seal(buf, n);
 		c->reads_out++;
 		e->filled = 0;
-		return vt_queue(c, buf, sizeof(buf));
+		return vt_queue(c, buf, n);
 	}
 	if (e->op == VIP_CONTROL_OP_RDMAWRITE) {
 		const VIP_ADDRESS_SEGMENT *ra = &SEG(e->desc, 0)->Remote;

@@ -1,9 +1,10 @@
 #!/bin/sh
 # VI/TCP on the wire (docs/vipl.md "VI/TCP in Wireshark"): a capture of real VI/TCP sessions
 # (the acceptance scenarios of Reject, Send with immediate data, Reliable Reception, RDMA
-# Write with immediate data and RDMA Read, then the hostile peer for ConnectNoMatch) in a
-# network namespace of its own, decoded with tools/wireshark/vitcp.lua: every message type
-# of the draft must be there with the fields of its headers.
+# Write with immediate data and RDMA Read, two of them again with the CRC option taken, then
+# the hostile peer for ConnectNoMatch) in a network namespace of its own, decoded with
+# tools/wireshark/vitcp.lua: every message type of the draft must be there with the fields of
+# its headers.
 # usage: vitcp_dissect.sh LUA VIPL_ACCEPT VT_ECHO HOSTILE_PY
 set -eu
 lua=$1 va=$2 echo=$3 hostile=$4
@@ -28,6 +29,11 @@ grep -q 'Capturing on' "$dir/dumpcap.log" || { cat "$dir/dumpcap.log"; exit 1; }
 for t in T09 T12 T17 T18 T20; do
 	ip netns exec "$ns" env SOFTRNIC_VIPL_WIRE=vitcp "$va" "$t" >"$dir/$t.log" 2>&1 ||
 		{ cat "$dir/$t.log"; exit 1; }
+done
+# two of them again with the CRC option taken (docs/vipl.md D265): every segment has a trailer
+for t in T12 T20; do
+	ip netns exec "$ns" env SOFTRNIC_VIPL_WIRE=vitcp SOFTRNIC_VITCP_CRC=1 "$va" "$t" \
+		>"$dir/$t-crc.log" 2>&1 || { cat "$dir/$t-crc.log"; exit 1; }
 done
 ip netns exec "$ns" python3 "$hostile" "$echo" >"$dir/hostile.log" 2>&1 ||
 	{ cat "$dir/hostile.log"; exit 1; }
@@ -64,6 +70,9 @@ check "ConnectAccept" 'vitcp.type == 6 && vitcp.ce.mtu > 0 && vitcp.ce.read_wind
 check "ConnectReject" 'vitcp.type == 7 && vitcp.seglen == 24'
 check "ConnectNoMatch" 'vitcp.type == 8'
 check "segments split across one message" 'vitcp.offset > 0'
+check "ConnectRequest and ConnectAccept with the CRC option" 'vitcp.type == 6 && vitcp.ce.option == 1 && vitcp.crc'
+check "Send with its CRC trailer" 'vitcp.type == 0 && vitcp.crc && vitcp.payload_len > 0'
+check "RdmaReadRequest with its CRC trailer" 'vitcp.type == 2 && vitcp.crc && vitcp.payload_len == 0'
 # docs/vipl.md's command, as written, from a folder laid out like the source tree
 mkdir -p "$dir/tools/wireshark"
 cp "$lua" "$dir/tools/wireshark/vitcp.lua"

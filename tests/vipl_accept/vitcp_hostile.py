@@ -81,7 +81,19 @@ def recv_seg(s, timeout=5.0):
     except (ConnectionResetError, socket.timeout):
         return None
     f = struct.unpack(">BBHIIIIHH", buf[:HDR])
-    return {"type": f[1] & 0x1F, "flags": f[1], "msgno": f[5], "body": buf[HDR:]}
+    return {"type": f[1] & 0x1F, "flags": f[1], "msgno": f[5], "body": buf[HDR:], "raw": buf}
+
+
+def sealed(s, good=True):
+    """Segment s with its trailer (§3.5): Segment Length counts it (D261)."""
+    s = s[:2] + struct.pack(">H", len(s) + 4) + s[4:]
+    return s + struct.pack(">I", crc32_vitcp(s) ^ (0 if good else 1))
+
+
+def trailer_good(r):
+    """The received segment r ends in the CRC of what precedes it."""
+    raw = r["raw"]
+    return len(raw) >= HDR + 4 and struct.unpack(">I", raw[-4:])[0] == crc32_vitcp(raw[:-4])
 
 
 def closed_by_server(s, timeout=5.0):
@@ -101,9 +113,9 @@ def closed_by_server(s, timeout=5.0):
 
 
 class Server:
-    def __init__(self, exe, port):
+    def __init__(self, exe, port, crc="0"):
         env = dict(os.environ, SOFTRNIC_VIPL_WIRE="vitcp",
-                   SOFTRNIC_VIPL_ADDR="127.0.0.1:%d" % port)
+                   SOFTRNIC_VIPL_ADDR="127.0.0.1:%d" % port, SOFTRNIC_VITCP_CRC=crc)
         self.p = subprocess.Popen([exe, "-s"], env=env, stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline().split()
         if len(line) != 4 or line[0] != "region":
@@ -158,7 +170,105 @@ def free_port():
     return p
 
 
+def crc_handshake(port):
+    """A ConnectRequest with the CRC option to a server that takes it: the Accept has the
+    option and a good trailer (§3.5, §3.6)."""
+    s = connect(port)
+    s.sendall(creq_with_crc(RD | RWE | RRE))
+    a = recv_seg(s)
+    if a is None or a["type"] != CACC or not trailer_good(a) or \
+            b"\x00\x01\x00\x04\x00\x00" not in a["body"][140:]:
+        fail("SOFTRNIC_VITCP_CRC=1: no ConnectAccept with the CRC option and trailer: %r" % a)
+    return s
+
+
+def crc_phase(exe):
+    """The CRC option taken (SOFTRNIC_VITCP_CRC=1): every segment after the CE segments
+    carries a trailer both ways; a bad one ends the connection; a request without the option
+    still connects, without trailers; real clients with and without the option are served."""
+    srv = Server(exe, free_port(), crc="1")
+    try:
+        s = crc_handshake(srv.port)
+        s.sendall(sealed(seg(SEND, body=b"crc ping", msgno=1, posted=4)))
+        e = recv_seg(s)
+        if e is None or e["type"] != SEND or not trailer_good(e) or \
+                e["body"][:-4] != b"crc ping":
+            fail("a Send with a good CRC was not echoed with a good one: %r" % e)
+        s.close()
+        print("ok: CRC echo")
+        s = crc_handshake(srv.port)
+        s.sendall(sealed(seg(SEND, body=b"crc pong", msgno=1, posted=4), good=False))
+        if not closed_by_server(s):
+            fail("a Send with a bad CRC: the server kept the connection")
+        s.close()
+        srv.alive("a bad CRC")
+        print("ok: bad CRC closes")
+        s = crc_handshake(srv.port)
+        s.sendall(seg(SEND, body=b"no trailer", msgno=1, posted=4))
+        if not closed_by_server(s):
+            fail("a Send without its trailer: the server kept the connection")
+        s.close()
+        print("ok: missing trailer closes")
+        s = handshake(srv.port)  # no CRC option asked: none used
+        s.sendall(seg(SEND, body=b"plain", msgno=1, posted=4))
+        e = recv_seg(s)
+        if e is None or e["type"] != SEND or e["body"] != b"plain":
+            fail("CRC server, request without the option: %r" % e)
+        s.close()
+        print("ok: CRC not asked, not used")
+        for crc in ("1", "0"):
+            env = dict(os.environ, SOFTRNIC_VIPL_WIRE="vitcp", SOFTRNIC_VITCP_CRC=crc,
+                       SOFTRNIC_VIPL_ADDR="127.0.0.1:%d" % free_port())
+            c = subprocess.run([exe, "-c", "127.0.0.1:%d" % srv.port], env=env,
+                               capture_output=True, text=True, timeout=30)
+            if c.returncode != 0 or "echo ok" not in c.stdout:
+                fail("a real client (SOFTRNIC_VITCP_CRC=%s): %d %s %s" %
+                     (crc, c.returncode, c.stdout, c.stderr))
+            srv.alive("a real client")
+        print("ok: real clients with and without the CRC")
+    finally:
+        srv.stop()
+
+
+def crc_requester(exe):
+    """vt_echo -c with SOFTRNIC_VITCP_CRC=1 against a raw server: its ConnectRequest offers
+    the CRC with a good trailer, and once the Accept takes it, its Send carries one too."""
+    lis = socket.socket()
+    lis.bind(("127.0.0.1", 0))
+    lis.listen(1)
+    lis.settimeout(10)
+    env = dict(os.environ, SOFTRNIC_VIPL_WIRE="vitcp", SOFTRNIC_VITCP_CRC="1",
+               SOFTRNIC_VIPL_ADDR="127.0.0.1:%d" % free_port())
+    c = subprocess.Popen([exe, "-c", "127.0.0.1:%d" % lis.getsockname()[1]], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        s, _ = lis.accept()
+        r = recv_seg(s)
+        if r is None or r["type"] != CREQ or not trailer_good(r) or \
+                b"\x00\x01\x00\x04\x00\x00" not in r["body"][140:]:
+            fail("SOFTRNIC_VITCP_CRC=1: the ConnectRequest has no CRC option and trailer: %r" % r)
+        body = ce(RD | RWE | RRE, calling=b"echo", called=b"raw") + struct.pack(">HHH", 1, 4, 0)
+        s.sendall(sealed(seg(CACC, body=body, posted=4)))
+        m = recv_seg(s)
+        if m is None or m["type"] != SEND or not trailer_good(m) or \
+                not m["body"].startswith(b"hello"):
+            fail("SOFTRNIC_VITCP_CRC=1: the requester's Send has no good trailer: %r" % m)
+        s.sendall(sealed(seg(SEND, body=m["body"][:-4], msgno=1, posted=4)))  # its echo
+        out, err = c.communicate(timeout=30)
+        if c.returncode != 0 or "echo ok" not in out:
+            fail("the requester with the CRC: %d %s %s" % (c.returncode, out, err))
+        s.close()
+    finally:
+        if c.poll() is None:
+            c.kill()
+            c.wait()
+        lis.close()
+    print("ok: CRC requester")
+
+
 def main():
+    crc_requester(sys.argv[1])
+    crc_phase(sys.argv[1])
     srv = Server(sys.argv[1], free_port())
     a, h, n = srv.addr, srv.handle, srv.len
     try:

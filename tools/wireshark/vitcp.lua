@@ -1,8 +1,10 @@
 -- Wireshark dissector for VI/TCP (draft-dicecco-vitcp-01), the second wire of softrnic's
 -- VIPL (docs/vipl.md "VI/TCP"). Every segment type of the draft is decoded: the segment
 -- header (§3.2), the RDMA header of RDMA Write and Read Request segments (§3.4), the CE header
--- with its options of ConnectRequest / ConnectAccept (§3.3), the payload, and a CE segment's
--- CRC trailer (§3.5). Segments are found in the TCP stream by their Segment Length.
+-- with its options of ConnectRequest / ConnectAccept (§3.3), the payload, and the CRC trailer
+-- (§3.5) of a CE segment with the CRC option and of every segment of a connection whose
+-- ConnectRequest and ConnectAccept both had it (§3.6). Segments are found in the TCP stream by
+-- their Segment Length.
 --
 --   tshark -X lua_script:tools/wireshark/vitcp.lua -o vitcp.ports:7447-7455 -Y vitcp -r f.pcap
 local p = Proto("vitcp", "VI/TCP (Internet VI)")
@@ -90,6 +92,25 @@ local function ce(buf, t, at, stop)
   return crc
 end
 
+-- §3.6: a connection has the CRC on once its ConnectRequest and its ConnectAccept both carried
+-- the option; from then on every segment ends in a trailer. Keyed by the stream's two ends.
+local crc_conns = {}
+local function conn_key(pinfo)
+  local a = tostring(pinfo.src) .. ":" .. pinfo.src_port
+  local b = tostring(pinfo.dst) .. ":" .. pinfo.dst_port
+  if a < b then return a .. "-" .. b end
+  return b .. "-" .. a
+end
+
+local function note_ce(pinfo, ty, crc)
+  local k = conn_key(pinfo)
+  if ty == 5 then
+    crc_conns[k] = crc and "asked" or nil
+  elseif ty == 6 then
+    crc_conns[k] = (crc and crc_conns[k] == "asked") and "on" or nil
+  end
+end
+
 local function segment(buf, pinfo, tree)
   local len = buf(2, 2):uint()
   local flags = buf(1, 1):uint()
@@ -118,7 +139,9 @@ local function segment(buf, pinfo, tree)
   if (ty == 5 or ty == 6) and len >= HDR + 140 then
     -- with the CRC option, the last four octets are the trailer (Segment Length counts it)
     local stop = len
-    if ce(buf, t, at, len) then
+    local crc = ce(buf, t, at, len)
+    note_ce(pinfo, ty, crc)
+    if crc then
       stop = len - 4
       t:add(f.crc, buf(stop, 4))
     end
@@ -131,8 +154,13 @@ local function segment(buf, pinfo, tree)
     t:add(f.crc, buf(HDR, 4))
     at = len
   end
-  t:add(f.paylen, len - at):set_generated()
-  if len > at then t:add(f.payload, buf(at, len - at)) end
+  local stop = len
+  if ty <= 4 and crc_conns[conn_key(pinfo)] == "on" and len >= at + 4 then
+    stop = len - 4
+    t:add(f.crc, buf(stop, 4))
+  end
+  t:add(f.paylen, stop - at):set_generated()
+  if stop > at then t:add(f.payload, buf(at, stop - at)) end
   pinfo.cols.info:append((types[ty] or "?") .. " ")
   return len
 end
@@ -154,6 +182,7 @@ end
 
 local registered = nil
 function p.init()
+  crc_conns = {}
   local tcp = DissectorTable.get("tcp.port")
   if registered ~= nil then tcp:remove(registered, p) end
   registered = p.prefs.ports
