@@ -46,9 +46,10 @@
 # BENCH_RDMA_BW_ITERS (64 KiB Writes per bandwidth run, default 100000: about 2 s, as iperf3
 # measures over BENCH_SECONDS; a shorter run would be dominated by the start-up, the first
 # pass through memif's rings and the target's first page faults),
-# BENCH_RATE_ITERS (messages per message-rate run over memif, split among the QPs; default
-# 1000000) and BENCH_RATE_SOCK_ITERS (the same over kernel sockets, default 200000: about as
-# long at their rates),
+# BENCH_RATE_ITERS (messages per 64-octet message-rate run over memif, split among the QPs;
+# default 1000000) and BENCH_RATE_SOCK_ITERS (the same over kernel sockets, default 200000:
+# about as long at their rates); a 4096-octet run carries a fifth as many, its rate being a
+# fifth or less (a whole count would take 40 s of the 60 a run may last),
 # BENCH_ROUNDS (the judged runs of sections 4 to 6, default 3), BENCH_MTU and
 # BENCH_MEMIF_CSUM (the judged bandwidth's link: 64000, off), BENCH_OUT (the figures' CSV and
 # PNG, DATE-bench-tcp.csv / .png: default bench/results, none writes nothing).
@@ -285,12 +286,13 @@ sock_pair() {
 
 # msg_rate VAR memif|sock TEST SIZE QPS: the message rate, millions a second, of softrnic-perf's
 # TEST (write, send) bandwidth test with SIZE-octet messages over QPS QPs into VAR (0: did
-# not complete); the run's messages (BENCH_RATE_ITERS or BENCH_RATE_SOCK_ITERS) are split
-# among the QPs, so every case lasts about as long.
+# not complete); the run's messages (BENCH_RATE_ITERS or BENCH_RATE_SOCK_ITERS, a fifth of
+# it at 4096 octets) are split among the QPs, so every case lasts about as long.
 msg_rate() {
 	local var=$1 link=$2 name="rate-$2-$3-$4-$5" iters rate=0
 	iters=$RATE_ITERS
 	[ "$link" = sock ] && iters=$RATE_SOCK_ITERS
+	[ "$4" -ge 4096 ] && iters=$((iters / 5))
 	local args="-t $3 -s $4 -n $((iters / $5)) -Q $5"
 	if { [ "$link" = memif ] && rdma_pair "$name" "$args"; } ||
 		{ [ "$link" = sock ] && sock_pair "$name" "$args"; }; then
@@ -307,7 +309,8 @@ if [ "${BENCH_RDMA:-1}" = 1 ] && [ "${BENCH_RATE:-1}" != 0 ]; then
 	# Interleaved as the bandwidth rounds are: each case over memif, then at once over kernel
 	# sockets, so a round's ratio sees one state of the shared machine.
 	echo "-- 6. message rate: $ROUNDS rounds of Send and RDMA Write, 64 and 4096 octets," \
-		"1 and 16 QPs, memif ($RATE_ITERS messages) then kernel sockets ($RATE_SOCK_ITERS)"
+		"1 and 16 QPs, memif ($RATE_ITERS messages, 4096 octets a fifth) then kernel" \
+		"sockets ($RATE_SOCK_ITERS)"
 	rate_rounds=""
 	for r in $(seq "$ROUNDS"); do
 		for t in send write; do
