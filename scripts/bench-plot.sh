@@ -2,9 +2,9 @@
 # Draws a benchmark's CSV (the schema of scripts/bench-lib.sh: bench,figure,size,unit,softrnic,
 # baseline,ratio,run) as one PNG with gnuplot, a panel a kind of figure:
 #   - by message size: a figure measured at two sizes or more, one panel per unit (latency in
-#     us, bandwidth in Gbit/s, MiB/s ...): softrnic as a solid line, its baseline dashed in the
-#     same colour; the size axis is logarithmic (base 2), and the value axis too when the
-#     values span more than a decade;
+#     us, bandwidth in Gbit/s, MiB/s ..., message rate in M msg/s): softrnic as a solid line,
+#     its baseline dashed in the same colour; the size axis is logarithmic (base 2), and the
+#     value axis too when the values span more than a decade;
 #   - at one size, against a baseline: a bar of softrnic / baseline per figure, the line at 1
 #     where the two are equal (a stream, without a size, counts as one size);
 #   - at one size, without a baseline: a bar of the value per figure, one panel per unit.
@@ -83,6 +83,7 @@ while IFS= read -r unit; do
 	panel $((430 + nfig * 34))
 	case $unit in
 	us | ms | ns | s) what="latency ($unit)" ;;
+	*msg/s) what="message rate ($unit)" ;;
 	*/s) what="bandwidth ($unit)" ;;
 	*) what=$unit ;;
 	esac

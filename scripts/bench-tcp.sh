@@ -12,20 +12,29 @@
 #      >= 20x below kernel TCP ping-pong; 64 KiB with CRC on >= 1.5x iperf3, judged on a memif
 #      link configured as Linux's loopback that iperf3 runs on: MTU BENCH_MTU (64000; lo has
 #      65536) and no TCP checksum (BENCH_MEMIF_CSUM, default off: lo computes none either).
-#      Beside it: the same with TCP checksums, MTU 9000 and 1500 with the port's defaults,
-#      CRC off, zero-copy transmit (tx_refs). Latency twice: with the target
-#      polling its CQ while it spins (-P, judged) and spinning on memory only (the
-#      ib_write_lat pattern). A run that fails is reported as "did not complete";
-#      BENCH_RDMA=0 skips it and 5;
+#      Beside it: the same with TCP checksums, CRC off, zero-copy transmit (tx_refs).
+#      Latency twice: with the target polling its CQ while it spins (-P, judged) and
+#      spinning on memory only (the ib_write_lat pattern). A run that fails is reported as
+#      "did not complete"; BENCH_RDMA=0 skips it, 5 and 6;
 #   5. the judged bandwidth: BENCH_ROUNDS rounds, each iperf3 then the RDMA Write 64 KiB
 #      run (CRC, the judged link); the goal is judged on the median of the rounds' ratios (the -P
 #      latency of 4 is judged on the median of BENCH_ROUNDS runs too). Each round starts
 #      with bench/tcp/xcopy, the cross-core copy baseline (2 s: one thread copies 9000-octet
 #      frames into a shared ring, the other copies them out, on the same two cores): no
-#      transfer through memif can beat it, and it tells the machine's state in that round;
-# then the ratios; 6. what reading the counters costs these RDMA runs: scripts/bench-stat.sh
-# with the same build, CPUs and rounds (softrnic-stat reading 100 times a second against no
-# reader and a decoy reader; docs/stats.md; BENCH_STAT=0 skips it).
+#      transfer through memif can beat it, and it tells the machine's state in that round.
+#      Each round ends with the same Write (CRC on) at MTU 1500 and 9000 with the port's
+#      defaults, judged too: MTU 1500 >= 1.0x that round's iperf3, MTU 9000 >= 0.5x its
+#      cross-core copy;
+#   6. message rate (issue 31): softrnic-perf Send and RDMA Write bandwidth tests of 64 and
+#      4096 octets over 1 and 16 QPs (-Q; one thread serves them all, so a rate per core
+#      pair), BENCH_ROUNDS rounds, each case over memif (MTU 1500, the port's defaults) then
+#      over the kernel-socket transport on loopback with the same pinning; judged on the
+#      medians: 64 B >= 5 M msg/s with 1 QP and >= 8 M/s with 16 QPs over memif (each also
+#      as the ratio to kernel sockets), 4 KiB Write with 1 QP over memif >= 1.5x kernel
+#      sockets. BENCH_RATE=0 skips it;
+# then the ratios and the goals; 7. what reading the counters costs these RDMA runs:
+# scripts/bench-stat.sh with the same build, CPUs and rounds (softrnic-stat reading 100 times a
+# second against no reader and a decoy reader; docs/stats.md; BENCH_STAT=0 skips it).
 # Every engine transfer is verified octet by octet (the pattern of
 # apps/tcp/stcp_pattern.c), so the engine pays for generating and checking its data while
 # iperf3 sends and discards a buffer: the ratio is conservative.
@@ -37,7 +46,11 @@
 # BENCH_RDMA_BW_ITERS (64 KiB Writes per bandwidth run, default 100000: about 2 s, as iperf3
 # measures over BENCH_SECONDS; a shorter run would be dominated by the start-up, the first
 # pass through memif's rings and the target's first page faults),
-# BENCH_ROUNDS (the judged runs of sections 4 and 5, default 3), BENCH_MTU and
+# BENCH_RATE_ITERS (messages per 64-octet message-rate run over memif, split among the QPs;
+# default 1000000) and BENCH_RATE_SOCK_ITERS (the same over kernel sockets, default 200000:
+# about as long at their rates); a 4096-octet run carries a fifth as many, its rate being a
+# fifth or less (a whole count would take 40 s of the 60 a run may last),
+# BENCH_ROUNDS (the judged runs of sections 4 to 6, default 3), BENCH_MTU and
 # BENCH_MEMIF_CSUM (the judged bandwidth's link: 64000, off), BENCH_OUT (the figures' CSV and
 # PNG, DATE-bench-tcp.csv / .png: default bench/results, none writes nothing).
 # Exit status: 0 done, 1 a run failed, 77 DPDK's memif PMD or iperf3 missing.
@@ -51,6 +64,8 @@ ROUNDS=${BENCH_ROUNDS:-3}
 MTU=${BENCH_MTU:-64000}
 CSUM=${BENCH_MEMIF_CSUM:-off}
 BW_ITERS=${BENCH_RDMA_BW_ITERS:-100000}
+RATE_ITERS=${BENCH_RATE_ITERS:-1000000}
+RATE_SOCK_ITERS=${BENCH_RATE_SOCK_ITERS:-200000}
 CPUS=${BENCH_CPUS:-0,1}
 C0=${CPUS%,*}
 C1=${CPUS#*,}
@@ -220,40 +235,114 @@ if [ "${BENCH_RDMA:-1}" = 1 ]; then
 	fi
 	# The goal asks for CRC on (SOFTRNIC_MPA=crc on both sides: MPA negotiates CRC32c); it
 	# is judged at MTU BENCH_MTU, what a local memif link is given as iperf3's loopback runs
-	# at 65536; MTU 9000 and 1500, CRC off and zero-copy transmit are shown beside it.
-	rdma_bw wbw1500 crc 1500
-	rdma_bw wbw9k crc 9000
+	# at 65536; CRC off and zero-copy transmit are shown beside it (MTU 9000 and 1500 are
+	# judged in each round of 5).
 	rdma_bw wbwck crc "$MTU" off on
 	rdma_bw wbwnc "" "$MTU" off "$CSUM"
 	rdma_bw wbwzc crc "$MTU" on "$CSUM"
 	# Judged on ROUNDS rounds, each an iperf3 run right before the RDMA run, by the median
 	# of the rounds' ratios: both swing by 30 % within minutes on these shared machines.
 	echo "-- 5. the judged bandwidth: $ROUNDS rounds of iperf3 (${SECS} s), then RDMA Write 64 KiB (CRC, MTU $MTU, memif_csum $CSUM)"
-	bw_rounds=""
+	bw_rounds="" mtu_rounds=""
 	for r in $(seq "$ROUNDS"); do
 		"$X" "$C1" "$C0" 2 >"$T/xcopy$r" || die "xcopy failed"
 		xc=$(field "$T/xcopy$r" xcopy: gbit_s)
 		iperf3_loopback "$SECS"
 		BW_ROUND=$r rdma_bw wbw crc "$MTU" off "$CSUM"
-		echo "round $r: cross-core copy $xc Gbit/s, iperf3 $ip_gbps Gbit/s, RDMA Write $wbw Gbit/s"
+		# the issue's MTU goals, against this round's iperf3 and cross-core copy
+		BW_ROUND=$r rdma_bw wbw1500 crc 1500
+		BW_ROUND=$r rdma_bw wbw9k crc 9000
+		echo "round $r: cross-core copy $xc Gbit/s, iperf3 $ip_gbps Gbit/s, RDMA Write $wbw Gbit/s" \
+			"(MTU 1500: $wbw1500, MTU 9000: $wbw9k)"
 		bench_csv "judged RDMA Write bw CRC MTU $MTU vs iperf3 of its round" 65536 Gbit/s "$wbw" \
 			"$ip_gbps" "$r"
+		bench_csv "judged RDMA Write bw CRC MTU 1500 vs iperf3 of its round" 65536 Gbit/s \
+			"$wbw1500" "$ip_gbps" "$r"
+		bench_csv "judged RDMA Write bw CRC MTU 9000 vs cross-core copy of its round" 65536 \
+			Gbit/s "$wbw9k" "${xc:-0}" "$r"
 		bw_rounds+="$ip_gbps:$wbw:${xc:-0} "
+		mtu_rounds+="$ip_gbps:$wbw1500:${xc:-0}:$wbw9k "
+	done
+fi
+
+# sock_pair NAME 'PERF ARGS': softrnic-perf server and client over the kernel-socket transport
+# on loopback, pinned as rdma_pair's; fails as rdma_pair does.
+sock_pair() {
+	local name=$1 args=$2 port
+	port=$(free_port)
+	SOFTRNIC_TRANSPORT=sock timeout -k 2 60 taskset -c "$C0" "$P" $args -b 127.0.0.1 \
+		-p "$port" -T 50 >"$T/$name.srv" 2>&1 &
+	local sp=$!
+	PIDS+=("$sp")
+	PAIR_NOTE=
+	wait_listening "$port" "$sp" || { PAIR_NOTE=" [server not listening]"; return 1; }
+	SOFTRNIC_TRANSPORT=sock timeout -k 2 60 taskset -c "$C1" "$P" $args -p "$port" -T 50 \
+		127.0.0.1 >"$T/$name.cli" 2>&1
+	local crc=$?
+	wait "$sp"
+	local src=$?
+	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
+}
+
+# msg_rate VAR memif|sock TEST SIZE QPS: the message rate, millions a second, of softrnic-perf's
+# TEST (write, send) bandwidth test with SIZE-octet messages over QPS QPs into VAR (0: did
+# not complete); the run's messages (BENCH_RATE_ITERS or BENCH_RATE_SOCK_ITERS, a fifth of
+# it at 4096 octets) are split among the QPs, so every case lasts about as long.
+msg_rate() {
+	local var=$1 link=$2 name="rate-$2-$3-$4-$5" iters rate=0
+	iters=$RATE_ITERS
+	[ "$link" = sock ] && iters=$RATE_SOCK_ITERS
+	[ "$4" -ge 4096 ] && iters=$((iters / 5))
+	local args="-t $3 -s $4 -n $((iters / $5)) -Q $5"
+	if { [ "$link" = memif ] && rdma_pair "$name" "$args"; } ||
+		{ [ "$link" = sock ] && sock_pair "$name" "$args"; }; then
+		# bytes iters peak avg[MiB/s] rate[Mpps]
+		rate=$(awk -v s="$4" '$1 == s && NF >= 5 { print $5 }' "$T/$name.cli" | tail -1)
+	else
+		echo "$3 $4 B over $5 QP(s) on $link: did not complete" \
+			"(client: $(grep -v '^EAL\|^rte_pmd' "$T/$name.cli" | tail -1))$PAIR_NOTE"
+	fi
+	printf -v "$var" '%s' "${rate:-0}"
+}
+
+if [ "${BENCH_RDMA:-1}" = 1 ] && [ "${BENCH_RATE:-1}" != 0 ]; then
+	# Interleaved as the bandwidth rounds are: each case over memif, then at once over kernel
+	# sockets, so a round's ratio sees one state of the shared machine.
+	echo "-- 6. message rate: $ROUNDS rounds of Send and RDMA Write, 64 and 4096 octets," \
+		"1 and 16 QPs, memif ($RATE_ITERS messages, 4096 octets a fifth) then kernel" \
+		"sockets ($RATE_SOCK_ITERS)"
+	rate_rounds=""
+	for r in $(seq "$ROUNDS"); do
+		for t in send write; do
+			for sz in 64 4096; do
+				for q in 1 16; do
+					qn="$q QPs"
+					[ "$q" = 1 ] && qn="1 QP"
+					msg_rate rm memif "$t" "$sz" "$q"
+					msg_rate rk sock "$t" "$sz" "$q"
+					echo "round $r: $t $sz B, $qn: memif $rm M msg/s, kernel sockets $rk M msg/s"
+					bench_csv "$t message rate $qn memif vs kernel sockets" "$sz" "M msg/s" \
+						"$rm" "$rk" "$r"
+					rate_rounds+="$t:$sz:$q:$rm:$rk "
+				done
+			done
+		done
 	done
 fi
 
 echo "== summary"
 python3 - "$eng_gbps" "$eng9k_gbps" "$ip1_gbps" "$e50" "$e99" "$k50" "$k99" "$r50" "$r99" \
-	"${wbw1500:-0}" "${wbwnc:-0}" "${wbw9k:-0}" "${wbwzc:-0}" "${wbwck:-0}" "$MTU" \
-	"$CSUM" "${lat_rounds:-}" "${bw_rounds:-}" <<'EOF'
+	"${wbwnc:-0}" "${wbwzc:-0}" "${wbwck:-0}" "$MTU" \
+	"$CSUM" "${lat_rounds:-}" "${bw_rounds:-}" "${mtu_rounds:-}" "${rate_rounds:-}" <<'EOF'
 import statistics, sys
-eg, eg9, ig, e50, e99, k50, k99, r50, r99, wbw1500, wbwnc, wbw9k, wbwzc, wbwck, mtu = \
-    map(float, sys.argv[1:16])
+eg, eg9, ig, e50, e99, k50, k99, r50, r99, wbwnc, wbwzc, wbwck, mtu = \
+    map(float, sys.argv[1:14])
 mtu = int(mtu)
-csum = sys.argv[16]
+csum = sys.argv[14]
 def pairs(arg):
     return [tuple(map(float, a.split(":"))) for a in arg.split()]
-lats, rounds3 = pairs(sys.argv[17]), pairs(sys.argv[18])
+lats, rounds3, mtus = pairs(sys.argv[15]), pairs(sys.argv[16]), pairs(sys.argv[17])
+rates = [a.split(":") for a in sys.argv[18].split()]
 rounds = [(i, w) for i, w, _ in rounds3]
 print(f"bulk      engine/memif {eg:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg/ig:6.2f}x")
 print(f"bulk 9000 engine/memif {eg9:8.3f} Gbit/s   iperf3/lo {ig:8.3f} Gbit/s   ratio engine/iperf3 {eg9/ig:6.2f}x")
@@ -267,10 +356,6 @@ if lat:
     per = " ".join(f"{a:.2f}" for a, _ in lat)
     print(f"rdma      write 8 B    p50 {w50:7.2f} us p99 {w99:7.2f} us   kernel/write p50 {k50/w50:6.2f}x   (medians of {len(lat)}/{len(lats)} rounds: p50 {per})")
     print(f"rdma      write 8 B    goal p50<=1.2us and >=20x: {ok}")
-if wbw1500 > 0:
-    print(f"rdma      write 64 KiB {wbw1500:8.3f} Gbit/s   write/iperf3 {wbw1500/ig:6.2f}x   (CRC on, MTU 1500)")
-if wbw9k > 0:
-    print(f"rdma      write 64 KiB {wbw9k:8.3f} Gbit/s   write/iperf3 {wbw9k/ig:6.2f}x   (CRC on, MTU 9000)")
 if wbwck > 0:
     print(f"rdma      write 64 KiB {wbwck:8.3f} Gbit/s   write/iperf3 {wbwck/ig:6.2f}x   (CRC on, MTU {mtu}, TCP checksums on)")
 if wbwnc > 0:
@@ -289,12 +374,54 @@ if done:
     xc = [x for _, _, x in rounds3]
     print(f"baseline  cross-core copy per round {' '.join(f'{x:.1f}' for x in xc)} Gbit/s"
           f"   write/copy per round {' '.join(f'{w / x:.2f}' for i, w, x in rounds3 if x > 0)}")
+
+def judged(label, unit, pairs, goal):
+    """pairs: (softrnic, baseline) per round; judged on the median of the rounds' ratios,
+    every round completed"""
+    done = [(v, b) for v, b in pairs if v > 0 and b > 0]
+    if not done:
+        print(f"{label}: did not complete   goal >={goal}x: MISSED")
+        return
+    ratio = statistics.median(v / b for v, b in done)
+    ok = "met" if ratio >= goal and len(done) == len(pairs) else "MISSED"
+    per = " ".join(f"{v / b:.2f}" for v, b in done)
+    print(f"{label} {statistics.median(v for v, _ in done):8.3f} {unit}   baseline "
+          f"{statistics.median(b for _, b in done):8.3f} {unit}   per round {per}   "
+          f"median {ratio:.2f}x ({len(done)}/{len(pairs)} rounds)   goal >={goal}x: {ok}")
+
+if mtus:
+    judged("rdma      write 64 KiB MTU 1500 vs iperf3", "Gbit/s", [(w, i) for i, w, _, _ in mtus], 1.0)
+    judged("rdma      write 64 KiB MTU 9000 vs copy  ", "Gbit/s", [(w, x) for _, _, x, w in mtus], 0.5)
+cases = {}
+for t, sz, q, rm, rk in rates:
+    cases.setdefault((t, int(sz), int(q)), []).append((float(rm), float(rk)))
+goals = {1: 5.0, 16: 8.0}   # M msg/s, 64 B over memif
+for (t, sz, q), rs in cases.items():
+    done = [(m, k) for m, k in rs if m > 0]
+    if not done:
+        print(f"rate      {t:5} {sz:4} B {q:2} QP{'s' if q > 1 else ' '}: did not complete")
+        continue
+    m = statistics.median(m for m, _ in done)
+    ks = [m2 / k for m2, k in done if k > 0]
+    vs = f"memif/sockets {statistics.median(ks):6.2f}x" if ks else "memif/sockets      -"
+    kd = [k for _, k in rs if k > 0]
+    km = f"{statistics.median(kd):7.3f}" if kd else "      -"
+    line = (f"rate      {t:5} {sz:4} B {q:2} QP{'s' if q > 1 else ' '}  memif {m:7.3f} M msg/s   kernel sockets "
+            f"{km} M msg/s   {vs}   "
+            f"per round {' '.join(f'{a:.3f}' for a, _ in rs)} ({len(done)}/{len(rs)} rounds)")
+    if sz == 64:
+        ok = "met" if m >= goals[q] and len(done) == len(rs) else "MISSED"
+        line += f"   goal >={goals[q]:g} M/s: {ok}"
+    print(line)
+w4k = cases.get(("write", 4096, 1))
+if w4k:
+    judged("rate      write 4 KiB 1 QP memif vs sockets", "M msg/s", w4k, 1.5)
 EOF
 bench_plot
 
-# 6. reading the counters (docs/stats.md)
+# 7. reading the counters (docs/stats.md)
 if [ "${BENCH_STAT:-1}" != 0 ]; then
 	echo
-	echo "== 6. reading the counters (scripts/bench-stat.sh)"
+	echo "== 7. reading the counters (scripts/bench-stat.sh)"
 	BUILD_DIR=$B BENCH_ROUNDS=$ROUNDS BENCH_CPUS=$CPUS bash scripts/bench-stat.sh || exit 1
 fi

@@ -1,6 +1,6 @@
 /* perf: the measuring engine of softrnic-perf (perftest-style tests over rdma_cm), also used
- * by bench/rdma. One connection, one test per run:
- *   write/read/send x bandwidth/latency, message size, iterations.
+ * by bench/rdma. One connection (bandwidth tests: one or several, each its own QP), one test
+ * per run: write/read/send x bandwidth/latency, message size, iterations.
  * The client drives and measures; the server takes its parameters from the client's first
  * message (so the server needs no test options), answers, and reports nothing but success.
  */
@@ -18,13 +18,19 @@ enum perf_test { PERF_WRITE, PERF_READ, PERF_SEND };
 /* Largest message size a server accepts from a client (perf_params.max_size 0): the server
  * registers two buffers of that size on the client's word, so a larger one is refused. */
 #define PERF_MAX_SIZE_DEFAULT (64u << 20)
+/* Most connections (perf_params.qps) one run opens: the server takes the count from the
+ * client, so it is bounded as the size is. */
+#define PERF_MAX_QPS 64u
 
 struct perf_params {
 	enum perf_test test;
 	bool lat;               /* latency (ping-pong / one at a time) instead of bandwidth */
 	uint32_t size;          /* message bytes */
 	uint32_t iters;
-	uint32_t tx_depth;      /* bandwidth: WRs in flight (reads: also capped by ORD) */
+	uint32_t tx_depth;      /* bandwidth: WRs in flight per QP (reads: also capped by ORD) */
+	uint32_t qps;           /* bandwidth: connections, each its own QP and CQ, served in
+	                         * turn by one thread as perftest's -q does; iters is per QP.
+	                         * 0 or 1: one (the only choice for latency and interleaving) */
 	bool server;
 	const char *addr;       /* client: server address; server: bind address or NULL */
 	const char *port;
@@ -54,7 +60,8 @@ struct perf_result {
 	uint32_t size, iters;
 	/* latency, microseconds (write/send: half round trip; read: whole operation) */
 	double t_min, t_max, t_typical, t_avg, t_stdev, p99, p999;
-	/* bandwidth (client): MiB/s and millions of messages per second */
+	/* bandwidth (client): MiB/s and millions of messages per second, of all QPs together
+	 * (several QPs: the peak is the average, no per-window samples are kept) */
 	double bw_peak, bw_avg, msg_rate;
 };
 

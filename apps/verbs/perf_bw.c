@@ -1,7 +1,10 @@
 /* perf_bw: the bandwidth tests. The client keeps up to tx_depth WRs in flight (RDMA Reads:
  * no more than the ORD), signals one in `mod` and measures from the first post to the last
  * completion. send_bw uses credits as perftest does on iWARP (no RNR retry there): the
- * server RDMA-writes the number of receives it has posted into the client's credit record. */
+ * server RDMA-writes the number of receives it has posted into the client's credit record.
+ * Several QPs (perf_params.qps): one thread visits each in turn, posting what its depth and
+ * credits allow and reaping its CQ, as perftest's -q does; the rate counts every QP's
+ * messages from the first post to the last completion. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -79,24 +82,37 @@ static int block_done(struct perf_sess *s, struct bw_samples *b)
 	return 0;
 }
 
-static int bw_loop(struct perf_sess *s, struct bw_samples *b)
+/* One WR in mod is signaled: half the depth, at most 64. */
+static uint32_t mod_of(uint32_t depth)
+{
+	return depth / 2 ? (depth / 2 < 64 ? depth / 2 : 64) : 1;
+}
+
+/* Posts what the depth, the credits and the block allow; *posted counts the run's WRs. */
+static int post_some(struct perf_sess *s, uint64_t *posted, uint32_t depth, uint32_t mod)
 {
 	static const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND };
-	uint32_t depth = depth_of(s);
-	uint32_t mod = depth / 2 ? (depth / 2 < 64 ? depth / 2 : 64) : 1;
+	while (may_post(s, *posted, depth)) {
+		++*posted;
+		/* signaled: every mod-th, and the last of the run or of a block, whose completion
+		 * ends it */
+		if (perf_post(s, ops[s->p.test], *posted,
+			      *posted % mod == 0 || *posted == post_limit(s)))
+			return -1;
+	}
+	return 0;
+}
+
+static int bw_loop(struct perf_sess *s, struct bw_samples *b)
+{
+	uint32_t depth = depth_of(s), mod = mod_of(depth);
 	uint64_t posted = 0;
 	perf_arm_deadline(s);
 	sample(b, 0);
 	b->block_t0 = b->t[0];
 	while (s->data_done < s->p.iters) {
-		while (may_post(s, posted, depth)) {
-			posted++;
-			/* signaled: every mod-th, and the last of the run or of a block, whose
-			 * completion ends it */
-			if (perf_post(s, ops[s->p.test], posted,
-				      posted % mod == 0 || posted == post_limit(s)))
-				return -1;
-		}
+		if (post_some(s, &posted, depth, mod))
+			return -1;
 		uint64_t before = s->data_done;
 		int n = perf_reap(s);
 		if (n < 0)
@@ -157,6 +173,47 @@ int perf_bw_client(struct perf_sess *s, struct perf_result *r)
 	return rc;
 }
 
+/* One visit to a QP of a multi-QP run: post, then reap. *moved: a completion came. */
+static int visit(struct perf_sess *s, uint64_t *posted, uint32_t depth, bool *moved)
+{
+	uint64_t before = s->data_done;
+	if (post_some(s, posted, depth, mod_of(depth)) || perf_reap(s) < 0)
+		return -1;
+	*moved |= s->data_done != before;
+	return 0;
+}
+
+int perf_bw_multi_client(struct perf_sess **s, uint32_t n, struct perf_result *r)
+{
+	uint64_t posted[PERF_MAX_QPS] = { 0 }, iters = s[0]->p.iters;
+	uint32_t depth = depth_of(s[0]), left = n;
+	uint64_t t0 = vx_now_ns();
+	perf_arm_deadline(s[0]);
+	while (left > 0) {
+		bool moved = false;
+		left = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			if (s[i]->data_done < iters && visit(s[i], &posted[i], depth, &moved))
+				return -1;
+			left += s[i]->data_done < iters;
+		}
+		/* the first session keeps the deadline and watches for a disconnect for all */
+		if (moved)
+			perf_arm_deadline(s[0]);
+		else if (left > 0 && perf_spin(s[0]))
+			return -1;
+	}
+	double secs = (double)(vx_now_ns() - t0) / 1e9, msgs = (double)iters * n;
+	if (secs <= 0)
+		secs = 1e-9;
+	r->msg_rate = msgs / secs / 1e6;
+	r->bw_avg = r->bw_peak = msgs * s[0]->p.size / secs / MIB;
+	for (uint32_t i = 0; i < n; i++)
+		if (s[i]->p.test == PERF_SEND && wait_final_credit(s[i]))
+			return -1;
+	return 0;
+}
+
 static int write_credit(struct perf_sess *s, uint64_t posted)
 {
 	struct perf_credit *c = &s->ctl->credit_src;
@@ -166,29 +223,76 @@ static int write_credit(struct perf_sess *s, uint64_t posted)
 	               s->credit_raddr, s->credit_rkey, true);
 }
 
-/* send_bw server: keep receives posted (iters + 1 in all, the last for the closing message)
- * and return credits every quarter of the receive ring. */
+/* A send_bw server's receive ring: iters + 1 receives in all, the last for the closing
+ * message; credits go back every quarter of the ring. */
+struct serve {
+	uint64_t got, posted, credited;
+};
+
+static struct serve serve_start(const struct perf_sess *s)
+{
+	return (struct serve){ .posted = s->rq_out, .credited = s->rq_out };
+}
+
+/* One Send received: post a receive in its place and return credits when due. */
+static int served_one(struct perf_sess *s, struct serve *v)
+{
+	uint64_t total = (uint64_t)s->p.iters + 1;
+	v->got++;
+	if (v->posted < total) {
+		if (perf_post_data_recv(s))
+			return -1;
+		v->posted++;
+	}
+	if (v->posted - v->credited >= SEND_BW_RQ / 4 || (v->posted == total && v->credited != total)) {
+		if (write_credit(s, v->posted))
+			return -1;
+		v->credited = v->posted;
+	}
+	return 0;
+}
+
 static int serve_sends(struct perf_sess *s)
 {
-	uint64_t total = (uint64_t)s->p.iters + 1, posted = s->rq_out, credited = posted;
-	for (uint32_t got = 0; got < s->p.iters; got++) {
-		if (perf_wait(s, K_DATA_RECV, s->p.mode))
+	struct serve v = serve_start(s);
+	while (v.got < s->p.iters)
+		if (perf_wait(s, K_DATA_RECV, s->p.mode) || served_one(s, &v))
 			return -1;
-		if (posted < total) {
-			if (perf_post_data_recv(s))
-				return -1;
-			posted++;
-		}
-		if (posted - credited >= SEND_BW_RQ / 4 || (posted == total && credited != total)) {
-			if (write_credit(s, posted))
-				return -1;
-			credited = posted;
-		}
-	}
 	return 0;
 }
 
 int perf_bw_server(struct perf_sess *s)
 {
 	return s->p.test == PERF_SEND ? serve_sends(s) : 0;   /* Write / Read: nothing to do */
+}
+
+/* Several QPs: a send_bw server visits each in turn (a blocking wait on one would leave the
+ * others' rings empty); Write and Read need nothing from it. */
+int perf_bw_multi_server(struct perf_sess **s, uint32_t n)
+{
+	struct serve v[PERF_MAX_QPS];
+	uint32_t left = s[0]->p.test == PERF_SEND ? n : 0;
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = serve_start(s[i]);
+	perf_arm_deadline(s[0]);
+	while (left > 0) {
+		bool moved = false;
+		left = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			if (v[i].got < s[i]->p.iters && perf_reap(s[i]) < 0)
+				return -1;
+			while (s[i]->have[K_DATA_RECV] > 0 && v[i].got < s[i]->p.iters) {
+				s[i]->have[K_DATA_RECV]--;
+				moved = true;
+				if (served_one(s[i], &v[i]))
+					return -1;
+			}
+			left += v[i].got < s[i]->p.iters;
+		}
+		if (moved)
+			perf_arm_deadline(s[0]);
+		else if (left > 0 && perf_spin(s[0]))
+			return -1;
+	}
+	return 0;
 }

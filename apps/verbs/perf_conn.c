@@ -1,5 +1,7 @@
 /* perf_conn: connection, parameter exchange, completion accounting and the closing
- * handshake of the perf engine; perf_run() ties them to the tests in perf_lat.c / perf_bw.c. */
+ * handshake of the perf engine; perf_run() ties them to the tests in perf_lat.c / perf_bw.c.
+ * Several QPs (perf_params.qps) are several connections to one port, set up one after the
+ * other, each with its own parameter exchange and closing handshake. */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -150,7 +152,7 @@ static int send_ctl(struct perf_sess *s, uint32_t len)
 		.poll_cq = htobe32(s->p.poll_cq),
 		.addr = htobe64((uintptr_t)s->rx), .rkey = htobe32(s->data_mr ? s->data_mr->rkey : 0),
 		.len = htobe32(s->p.size), .credit_addr = htobe64((uintptr_t)&s->ctl->credit),
-		.credit_rkey = htobe32(s->ctl_mr->rkey),
+		.credit_rkey = htobe32(s->ctl_mr->rkey), .qps = htobe32(s->p.qps),
 	};
 	if (vx_post(&s->c, IBV_WR_SEND, WR_ID(K_CTL_SEND, 0), t, len, s->ctl_mr, 0, 0, true))
 		return -1;
@@ -170,8 +172,10 @@ static int read_ctl(struct perf_sess *s)
 		s->p.iters = be32toh(m->iters);
 		s->p.tx_depth = be32toh(m->depth);
 		s->p.poll_cq = be32toh(m->poll_cq) != 0;
+		s->p.qps = be32toh(m->qps);
 		uint32_t max = s->p.max_size ? s->p.max_size : PERF_MAX_SIZE_DEFAULT;
-		if (s->p.test > PERF_SEND || s->p.iters == 0)
+		if (s->p.test > PERF_SEND || s->p.iters == 0 || s->p.qps > PERF_MAX_QPS ||
+		    (s->p.qps > 1 && s->p.lat))
 			return fprintf(stderr, "softrnic-perf: bad parameters from client\n"), -1;
 		if (s->p.size > max)
 			return fprintf(stderr, "softrnic-perf: client asked for %u-byte messages, over the"
@@ -198,14 +202,16 @@ static int register_data(struct perf_sess *s)
 	return 0;
 }
 
-static int connect_side(struct perf_sess *s)
+/* listener: NULL for the first connection (vx_setup listens); the server's further ones
+ * are accepted on the first one's listener. */
+static int connect_side(struct perf_sess *s, struct vx_conn *listener)
 {
 	struct vx_opts o = {
 		.addr = s->p.addr, .port = s->p.port, .server = s->p.server,
 		.send_depth = 256 + 32, .recv_depth = SEND_BW_RQ + 8, .rd_atom = 16, .channel = true,
 		.timeout_ms = s->p.timeout_ms, .accept_timeout_ms = -1,
 	};
-	if (vx_setup(&s->c, &o))
+	if (listener ? vx_accept_next(&s->c, listener, &o) : vx_setup(&s->c, &o))
 		return -1;
 	s->ctl_mr = vx_reg(&s->c, sizeof *s->ctl, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!s->ctl_mr)
@@ -216,7 +222,7 @@ static int connect_side(struct perf_sess *s)
 
 static int setup_client(struct perf_sess *s)
 {
-	if (connect_side(s) || register_data(s))
+	if (connect_side(s, NULL) || register_data(s))
 		return -1;
 	if (s->p.test == PERF_SEND && s->p.lat && (perf_post_data_recv(s) || perf_post_data_recv(s)))
 		return -1;
@@ -238,13 +244,13 @@ static int post_server_recvs(struct perf_sess *s)
 	return n ? 0 : post_ctl_recv(s);
 }
 
-static int setup_server(struct perf_sess *s)
+static int setup_server(struct perf_sess *s, struct vx_conn *listener)
 {
-	if (s->p.log)
+	if (s->p.log && !listener)
 		fprintf(s->p.log, "************************************\n"
 		                  "* Waiting for client to connect... *\n"
 		                  "************************************\n");
-	if (connect_side(s) || vx_establish(&s->c))
+	if (connect_side(s, listener) || vx_establish(&s->c))
 		return -1;
 	if (perf_wait(s, K_CTL_RECV, VX_EVENT) || read_ctl(s) || register_data(s))
 		return -1;
@@ -267,7 +273,7 @@ static int finish(struct perf_sess *s)
 	return send_ctl(s, 0) || wait_mask(s, ANY_RECV, VX_EVENT) ? -1 : 0;
 }
 
-static void banner(const struct perf_sess *s)
+static void banner(const struct perf_sess *s, uint32_t qps)
 {
 	FILE *f = s->p.log;
 	if (!f)
@@ -275,12 +281,12 @@ static void banner(const struct perf_sess *s)
 	const char *tt = s->c.id->verbs->device->transport_type == IBV_TRANSPORT_IWARP ? "IW" : "IB";
 	fprintf(f, "---------------------------------------------------------------------------------------\n"
 	           "                    %s\n"
-	           " Number of qps   : 1\t\tTransport type : %s\n"
+	           " Number of qps   : %u\t\tTransport type : %s\n"
 	           " Connection type : RC\t\tUsing rdma_cm  : ON\n"
 	           " Device          : %s\t\tPolling        : %s\n"
 	           " local address:  QPN 0x%06x RKey 0x%08x VAddr 0x%016llx\n"
 	           " remote address: RKey 0x%08x VAddr 0x%016llx\n",
-	        perf_test_name(s->p.test, s->p.lat), tt, ibv_get_device_name(s->c.id->verbs->device),
+	        perf_test_name(s->p.test, s->p.lat), qps, tt, ibv_get_device_name(s->c.id->verbs->device),
 	        s->p.mode == VX_YIELD ? "spin + yield" : "busy", s->c.qp->qp_num, s->data_mr->rkey,
 	        (unsigned long long)(uintptr_t)s->rx, s->rkey, (unsigned long long)s->raddr);
 }
@@ -294,28 +300,85 @@ static int run_test(struct perf_sess *s, struct perf_result *r)
 	return s->p.lat ? perf_lat_client(s, r) : perf_bw_client(s, r);
 }
 
-int perf_run(const struct perf_params *p, struct perf_result *res)
+static int run_multi(struct perf_sess **s, uint32_t n, struct perf_result *r)
+{
+	if (s[0]->p.server)
+		return perf_bw_multi_server(s, n);
+	*r = (struct perf_result){ .test = s[0]->p.test, .size = s[0]->p.size,
+	                           .iters = s[0]->p.iters };
+	return perf_bw_multi_client(s, n, r);
+}
+
+static struct perf_sess *new_sess(const struct perf_params *p)
 {
 	struct perf_sess *s = calloc(1, sizeof *s);
 	if (!s)
-		return fprintf(stderr, "softrnic-perf: out of memory\n"), -1;
-	s->p = *p;
-	int rc = p->server ? setup_server(s) : setup_client(s);
-	if (rc == 0) {
-		banner(s);
-		rc = run_test(s, res);
+		fprintf(stderr, "softrnic-perf: out of memory\n");
+	else
+		s->p = *p;
+	return s;
+}
+
+/* Opens the first connection, then as many more as the client asked for (the server learns
+ * the count from the first parameter exchange); *n counts the sessions allocated, set up or
+ * not, for close_sess. Further sessions start from the first's parameters, the client's. */
+static int open_sessions(const struct perf_params *p, struct perf_sess **s, uint32_t *n)
+{
+	if (!(s[0] = new_sess(p)))
+		return -1;
+	*n = 1;
+	if (p->server ? setup_server(s[0], NULL) : setup_client(s[0]))
+		return -1;
+	uint32_t want = s[0]->p.qps > 1 ? s[0]->p.qps : 1;
+	while (*n < want) {
+		struct perf_sess *t = new_sess(&s[0]->p);
+		if (!t)
+			return -1;
+		s[(*n)++] = t;
+		if (p->server ? setup_server(t, &s[0]->c) : setup_client(t))
+			return -1;
 	}
-	if (rc == 0)
-		rc = finish(s);
-	if (rc == 0 && p->linger_ms > 0 && s->p.log)
-		fprintf(s->p.log, " lingering %d ms\n", p->linger_ms);
-	if (rc == 0 && p->linger_ms > 0)
-		nanosleep(&(struct timespec){ p->linger_ms / 1000, (p->linger_ms % 1000) * 1000000L },
-			  NULL);
+	return 0;
+}
+
+static void close_sess(struct perf_sess *s)
+{
+	if (!s)
+		return;
 	vx_disconnect(&s->c);
 	vx_unreg(s->data_mr);
 	vx_unreg(s->ctl_mr);
 	vx_destroy(&s->c);
 	free(s);
+}
+
+static void linger(const struct perf_params *p)
+{
+	if (p->linger_ms <= 0)
+		return;
+	if (p->log)
+		fprintf(p->log, " lingering %d ms\n", p->linger_ms);
+	nanosleep(&(struct timespec){ p->linger_ms / 1000, (p->linger_ms % 1000) * 1000000L }, NULL);
+}
+
+int perf_run(const struct perf_params *p, struct perf_result *res)
+{
+	struct perf_sess *s[PERF_MAX_QPS] = { 0 };
+	uint32_t n = 0;
+	if (p->qps > PERF_MAX_QPS || (p->qps > 1 && (p->lat || p->between || p->samples)))
+		return fprintf(stderr, "softrnic-perf: several QPs: bandwidth tests only, at most"
+		               " %u, without interleaving\n", PERF_MAX_QPS), -1;
+	int rc = open_sessions(p, s, &n);
+	if (rc == 0) {
+		banner(s[0], n);
+		rc = n == 1 ? run_test(s[0], res) : run_multi(s, n, res);
+	}
+	for (uint32_t i = 0; i < n && rc == 0; i++)
+		rc = finish(s[i]);
+	if (rc == 0)
+		linger(p);
+	/* the server's first session holds the listener: it goes last */
+	while (n > 0)
+		close_sess(s[--n]);
 	return rc;
 }

@@ -20,7 +20,8 @@ struct perf_ctl {
 	uint64_t addr;            /* the sender's receive region (Write target / Read source) */
 	uint32_t rkey, len;
 	uint64_t credit_addr;     /* client: where the server writes send_bw credits */
-	uint32_t credit_rkey, pad2;
+	uint32_t credit_rkey;
+	uint32_t qps;             /* connections in the run (0 from an older client: one) */
 };
 
 /* send_bw credit record: receives posted so far, and a check against torn reads. */
@@ -64,5 +65,8 @@ int perf_lat_client(struct perf_sess *s, struct perf_result *r);
 int perf_lat_server(struct perf_sess *s);
 int perf_bw_client(struct perf_sess *s, struct perf_result *r);
 int perf_bw_server(struct perf_sess *s);
+/* perf_bw.c, several QPs (perf_params.qps): s[0..n-1] served in turn by this thread. */
+int perf_bw_multi_client(struct perf_sess **s, uint32_t n, struct perf_result *r);
+int perf_bw_multi_server(struct perf_sess **s, uint32_t n);
 
 #endif

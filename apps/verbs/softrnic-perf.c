@@ -7,7 +7,10 @@
  *   -t TEST   write (default), read or send      -l        latency instead of bandwidth
  *   -s SIZE   message bytes (default 2 for latency, 65536 for bandwidth)
  *   -n ITERS  iterations (default 1000 for latency, 5000 for bandwidth)
- *   -d DEPTH  bandwidth: WRs in flight (default 128; reads also capped by the ORD)
+ *   -d DEPTH  bandwidth: WRs in flight per QP (default 128; reads also capped by the ORD)
+ *   -Q QPS    bandwidth: QPS connections (default 1, at most 64), each its own QP, served in
+ *             turn by one thread as perftest's -q does: ITERS messages on each; the result
+ *             counts them all (a message rate per core, not per QP)
  *   -p PORT   TCP port (default 18515)           -R        accepted (rdma_cm is always used)
  *   -y        spin with sched_yield() (share a core); default is a pure busy poll
  *   -P        write latency: poll the CQ on every spin on the target byte (both sides; the
@@ -22,7 +25,8 @@
  * The server takes the test parameters from the client. The client prints perftest's result
  * table: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9% [usec] for latency
  * (write/send: half the round trip, read: whole operation), or #bytes #iterations BW peak,
- * BW average [MiB/sec] and MsgRate [Mpps] for bandwidth. Exit status 0 ok, 1 failed, 2 usage.
+ * BW average [MiB/sec] and MsgRate [Mpps] for bandwidth (several QPs: of all of them, the
+ * peak being the average). Exit status 0 ok, 1 failed, 2 usage.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,7 +37,9 @@
 
 static const char usage_text[] =
 	"usage: softrnic-perf [-t write|read|send] [-l] [-s SIZE] [-n ITERS] [-d DEPTH] [-p PORT]"
-	" [-b ADDR] [-M MAX] [-R] [-y] [-P] [-T SEC] [-L SEC] [-q] [SERVER]\n"
+	" [-Q QPS] [-b ADDR] [-M MAX] [-R] [-y] [-P] [-T SEC] [-L SEC] [-q] [SERVER]\n"
+	"  -Q QPS  bandwidth: connections, each its own QP, ITERS messages on each (default 1,"
+	" at most 64)\n"
 	"  -M MAX  server: largest message size accepted from a client (default 64 MiB,"
 	" at most 2 GiB)\n";
 
@@ -67,13 +73,14 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 	int opt;
 	*p = (struct perf_params){ .port = "18515", .tx_depth = 128, .mode = VX_BUSY,
 	                           .timeout_ms = 30000, .log = stdout };
-	while ((opt = getopt(argc, argv, "t:ls:n:d:p:b:M:RyPT:L:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:ls:n:d:Q:p:b:M:RyPT:L:qh")) != -1) {
 		switch (opt) {
 		case 't': p->test = test_of(optarg); break;
 		case 'l': p->lat = true; break;
 		case 's': size = num(optarg, "size", 1, 1L << 31); break;
 		case 'n': iters = num(optarg, "iterations", 1, 100000000); break;
 		case 'd': p->tx_depth = (uint32_t)num(optarg, "depth", 1, 256); break;
+		case 'Q': p->qps = (uint32_t)num(optarg, "QP count", 1, PERF_MAX_QPS); break;
 		case 'p': num(optarg, "port", 1, 65535); p->port = optarg; break;
 		case 'b': p->addr = optarg; break;
 		case 'M': p->max_size = (uint32_t)num(optarg, "max size", 1, 1L << 31); break;
@@ -86,7 +93,8 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 		default: fputs(usage_text, stderr); exit(opt == 'h' ? 0 : 2);
 		}
 	}
-	if (argc - optind > 1 || (argc - optind == 1 && p->addr)) {
+	/* latency tests are one message at a time on one connection */
+	if (argc - optind > 1 || (argc - optind == 1 && p->addr) || (p->qps > 1 && p->lat)) {
 		fputs(usage_text, stderr);
 		exit(2);
 	}

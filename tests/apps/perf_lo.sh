@@ -1,6 +1,7 @@
 #!/bin/sh
 # softrnic-perf: each test (write, read, send; bandwidth and latency) completes a short run on
-# loopback and prints a result line with sane numbers (no timing thresholds).
+# loopback and prints a result line with sane numbers (no timing thresholds); bandwidth tests
+# also over several QPs (-Q), whose banner counts them; -Q with a latency test is a usage error.
 # Usage: perf_lo.sh /path/to/softrnic-perf
 set -u
 TEST_NAME=apps_perf
@@ -19,8 +20,8 @@ check_line() {
 		END { exit !(found && !bad) }'
 }
 
-run() { # test lat(0|1) size iters
-	opts="-t $1 -s $3 -n $4"
+run() { # test lat(0|1) size iters [qps]
+	opts="-t $1 -s $3 -n $4${5:+ -Q $5}"
 	[ "$2" -eq 1 ] && opts="$opts -l"
 	pick_port
 	start_server timeout "$PROG_TIMEOUT" "$PERF" -p "$PORT" -T 20 >/dev/null
@@ -34,6 +35,8 @@ run() { # test lat(0|1) size iters
 	nf=5
 	[ "$2" -eq 1 ] && nf=9
 	check_line "$out" "$3" "$4" "$nf" || fail "no sane result line for $opts"
+	printf '%s\n' "$out" | grep -Eq "Number of qps +: ${5:-1}[[:space:]]" ||
+		fail "the banner does not count ${5:-1} QPs for $opts"
 }
 
 for t in write read send; do
@@ -41,5 +44,9 @@ for t in write read send; do
 	run "$t" 0 100 2000
 	run "$t" 1 8 500
 	run "$t" 1 4000 200
+	# several QPs on one thread: every QP's iterations complete (Send: each its credits)
+	run "$t" 0 64 1000 4
 done
+"$PERF" -Q 2 -l 127.0.0.1 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "-Q with a latency test is not a usage error"
 echo "$TEST_NAME: OK"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # softrnic-perf, unchanged, between two processes over net_memif (server 198.51.100.1 is the
 # memif server, the client 198.51.100.2): write, read and send; bandwidth and latency; short
-# runs, each must print a sane result line (no timing thresholds); bandwidth again with
+# runs, each must print a sane result line (no timing thresholds); Send bandwidth over four
+# QPs (-Q); bandwidth again with
 # zero-copy transmit (tx_refs). Both sides poll with
 # sched_yield (-y): the machine's cores are shared.
 # Usage: perf_memif.sh /path/to/softrnic-perf
@@ -56,6 +57,7 @@ for t in write read send; do
 	run "$t" 1 8 300
 done
 run write 1 8 300 -P   # write latency with the target polling its CQ (the server takes -P)
+run send 0 64 1000 "-Q 4"  # four QPs on one thread, each its own connection through the engine
 # payload sent by reference from the registered buffers (key tx_refs) on both ends: Writes
 # and Sends complete after the ACK, Read Responses free their IRD slot when handed over
 # (the requester keeps up to its ORD outstanding)

@@ -53,6 +53,10 @@ struct vx_conn {
 };
 
 int vx_setup(struct vx_conn *c, const struct vx_opts *o);
+/* Server, one more connection on listener's port (a connection from vx_setup, which keeps
+ * listening): waits for the next connect request, gives it c's own event channel, and creates
+ * PD, CQ and QP as vx_setup does. vx_establish() then accepts it. */
+int vx_accept_next(struct vx_conn *c, struct vx_conn *listener, const struct vx_opts *o);
 int vx_establish(struct vx_conn *c);
 /* Disconnects (if still connected) and waits briefly for DISCONNECTED. */
 void vx_disconnect(struct vx_conn *c);

@@ -171,6 +171,23 @@ int vx_setup(struct vx_conn *c, const struct vx_opts *o)
 	return make_qp(c, o);
 }
 
+int vx_accept_next(struct vx_conn *c, struct vx_conn *listener, const struct vx_opts *o)
+{
+	memset(c, 0, sizeof *c);
+	c->server = true;
+	c->timeout_ms = o->timeout_ms;
+	c->ec = rdma_create_event_channel();
+	if (!c->ec)
+		return perror("rdma_create_event_channel"), -1;
+	if (vx_cm_wait(listener, RDMA_CM_EVENT_CONNECT_REQUEST, o->accept_timeout_ms, &c->id))
+		return -1;
+	/* The new id's events (ESTABLISHED, DISCONNECTED) would otherwise arrive on the
+	 * listener's channel, where the listener's own connection waits for its events. */
+	if (rdma_migrate_id(c->id, c->ec))
+		return perror("rdma_migrate_id"), -1;
+	return make_qp(c, o);
+}
+
 int vx_establish(struct vx_conn *c)
 {
 	struct rdma_conn_param p = {
