@@ -9,7 +9,7 @@
 #             veth-b, the kernel holding no address on either end; the handshake and data
 #             scenarios of netns.sh (T06 T08 T09 T12 T18 T21 T25). Peers start together (no
 #             --b-after: af_packet has no server/client order).
-# The porting scenarios (P01 P02, t_port.c) find the peer by host name: via-node-a is A's
+# The porting scenarios (P01-P03, t_port.c) find the peer by host name: via-node-a is A's
 # port, via-node-b B's, in a hosts file only this run sees (vd_with_hosts), and both peers
 # listen at the same well-known port, each on its own DPDK port as two hosts of a cluster.
 # Exit 77 only when DPDK cannot start (or, afpacket, namespaces cannot be made: not root).

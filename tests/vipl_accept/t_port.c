@@ -1,10 +1,11 @@
-/* P01-P02: VIA programs as they were ported (docs/acceptance-vipl.md "Porting scenarios"),
+/* P01-P03: VIA programs as they were ported (docs/acceptance-vipl.md "Porting scenarios"),
  * two processes on the cluster's one well-known port, each finding the other by host name.
  *   P01  A: M-VIA style (Intel's spellings, "/dev/via_eth0", VipNSInit, an RDMA Write with
  *        immediate data); B: cLAN style ("/dev/clanvi0", Control / Data[], its receive queue on
  *        a CQ demultiplexed by tag: VipSetUserData, VipAddTagCQ, VipEventWait).
  *   P02  A: va_dlpeer.c, a cLAN program that loads dlopen("libvipl.so"); B here: M-VIA's
  *        loopback device "/dev/via_lo".
+ *   P03  B has two NICs, both found at the one well-known port by discriminator.
  * The peer's name is VA_PEER_NAME (default "localhost": on kernel sockets both processes are
  * one host); over DPDK, accept_dpdk.sh gives each peer's port a name in a hosts file of its
  * own. The ends are normal disconnects, and nothing may appear on stderr from them. */
@@ -233,4 +234,81 @@ void p02_b(struct va_ctx *c)
 	va_barrier(c, "closed");
 	va_env_close(&e);
 	va_quiet_end(c, "B's disconnect and close");
+}
+
+/* P03: two NICs of one process ("/dev/via_eth0", "/dev/via_eth1": ports P and P + 1, or
+ * others where P is taken), both reached at the well-known port P by the host's name: the
+ * request for NIC 1's discriminator is sent on to NIC 1's port (docs/vipl.md D241), over DPDK
+ * too. A is M-VIA code. */
+#define P03_N 2
+static const char *const p03_disc[P03_N] = { "p03-zero", "p03-one" };
+
+void p03_a(struct va_ctx *c)
+{
+	struct va_env e;
+	struct va_msg m;
+	VIP_VI_HANDLE vi[P03_N];
+	va_env_open_dev(c, &e, "/dev/via_eth0", 65536);
+	char *buf = va_alloc(&e, P03_N * P_MSG);
+	va_get(c, "ready", &m, VA_CONNECT_MS);
+	for (int i = P03_N - 1; i >= 0; i--) { /* NIC 1's first: the one sent on */
+		vi[i] = va_vi(&e, VIP_SERVICE_RELIABLE_DELIVERY, NULL, NULL);
+		connect_by_name(&e, vi[i], p03_disc[i]);
+		va_fill(buf + i * P_MSG, P_MSG, 6 + (unsigned)i);
+		VIP_DESCRIPTOR *sd = va_desc1(&e, VIP_CONTROL_OP_SENDRECV, buf + i * P_MSG, P_MSG);
+		va_post_send(&e, vi[i], sd);
+		va_expect_desc(&e, va_send_wait(&e, vi[i]), sd, VIP_STATUS_OP_SEND, p03_disc[i]);
+	}
+	va_barrier(c, "exchanged");
+	va_quiet_begin(c);
+	for (int i = 0; i < P03_N; i++)
+		va_teardown(&e, vi[i]);
+	va_barrier(c, "closed");
+	va_env_close(&e);
+	va_quiet_end(c, "A's disconnects and close");
+}
+
+/* NIC i of B: its VI with a receive posted; NIC 1's port is NIC 0's + 1. */
+static VIP_VI_HANDLE p03_nic(struct va_ctx *c, struct va_env *e, int i, VIP_DESCRIPTOR **rd)
+{
+	static const char *const dev[P03_N] = { "/dev/via_eth0", "/dev/via_eth1" };
+	va_env_open_dev(c, e, dev[i], 65536);
+	VIP_VI_HANDLE vi = va_vi(e, VIP_SERVICE_RELIABLE_DELIVERY, NULL, NULL);
+	*rd = va_desc1(e, 0, va_alloc(e, P_MSG), P_MSG);
+	va_post_recv(e, vi, *rd);
+	return vi;
+}
+
+void p03_b(struct va_ctx *c)
+{
+	struct va_env e[P03_N];
+	VIP_VI_HANDLE vi[P03_N];
+	VIP_DESCRIPTOR *rd[P03_N];
+	for (int i = 0; i < P03_N; i++)
+		vi[i] = p03_nic(c, &e[i], i, &rd[i]);
+	uint16_t port1;
+	memcpy(&port1, e[1].attr.LocalNicAddress + 4, 2);
+	/* so A's request to P reaches NIC 1 only by being sent on */
+	VA_TRUE(c, ntohs(port1) != c->port_b, "NIC 1 listens at the well-known port %u",
+		c->port_b);
+	va_put(c, "ready", 0, 0, 0, 0);
+	for (int i = P03_N - 1; i >= 0; i--) {
+		va_server_accept(&e[i], vi[i], p03_disc[i]);
+		va_expect_desc(&e[i], va_recv_wait(&e[i], vi[i]), rd[i], VIP_STATUS_OP_RECEIVE,
+			       p03_disc[i]);
+		VA_TRUE(c, rd[i]->CS.Length == P_MSG &&
+				   va_check_fill(rd[i]->DS[0].Local.Data.Address, P_MSG,
+						 6 + (unsigned)i, NULL),
+			"%s: Length %u or data differ", p03_disc[i], rd[i]->CS.Length);
+	}
+	va_barrier(c, "exchanged");
+	va_quiet_begin(c);
+	for (int i = 0; i < P03_N; i++) {
+		wait_peer_gone(&e[i], vi[i]);
+		va_teardown(&e[i], vi[i]);
+	}
+	va_barrier(c, "closed");
+	for (int i = 0; i < P03_N; i++)
+		va_env_close(&e[i]);
+	va_quiet_end(c, "B's ends after the peer's disconnects");
 }

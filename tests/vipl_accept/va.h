@@ -198,5 +198,7 @@ void neg_b(struct va_ctx *);
 void p01_a(struct va_ctx *);
 void p01_b(struct va_ctx *);
 void p02_b(struct va_ctx *);
+void p03_a(struct va_ctx *);
+void p03_b(struct va_ctx *);
 
 #endif

@@ -35,5 +35,6 @@ const struct va_scenario va_scenarios[] = {
 	/* the porting scenarios (t_port.c): both peers at one port, as on a cluster */
 	{ "P01", "P01_port_mvia_clan", p01_a, p01_b, 60, true, NULL },
 	{ "P02", "P02_port_dlopen", NULL, p02_b, 60, true, "va_dlpeer" },
+	{ "P03", "P03_port_two_nics", p03_a, p03_b, 60, true, NULL },
 	{ NULL, NULL, NULL, NULL, 0, false, NULL },
 };
