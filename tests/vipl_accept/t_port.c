@@ -166,15 +166,33 @@ static void wait_peer_gone(struct va_env *e, VIP_VI_HANDLE vi)
 		"VI still Connected %lu ms after the peer's VipDisconnect", VA_WAIT_MS);
 }
 
+/* B's side of the connection: the request for A's discriminator, which names A back. */
+static void p01_accept(struct va_env *e, VIP_VI_HANDLE vi)
+{
+	VIP_CONN_HANDLE conn = NULL;
+	VIP_NET_ADDRESS *remote = NULL;
+	VIP_VI_ATTRIBUTES ra;
+	VA_OK(e->ctx, va_wait_request(e, "p01-mvia", VA_CONNECT_MS, &ra, &conn, &remote));
+	VA_OK(e->ctx, VipConnectAccept(conn, vi));
+	check_name_back(e, remote);
+	free(remote);
+}
+
+static void p01_reply(struct va_env *e, VIP_VI_HANDLE vi, char *buf)
+{
+	VIP_DESCRIPTOR *done = NULL;
+	va_fill(buf, P_MSG, 3);
+	VIP_DESCRIPTOR *sd = clan_desc(e, buf, P_MSG);
+	VA_OK(e->ctx, VipPostSend(vi, sd, e->mh));
+	VA_OK(e->ctx, VipSendWait(vi, VA_WAIT_MS, &done));
+	va_expect_desc(e, done, sd, VIP_STATUS_OP_SEND, "reply");
+}
+
 void p01_b(struct va_ctx *c)
 {
 	struct va_env e;
 	VIP_CQ_HANDLE cq = NULL;
 	VIP_EVENT_HANDLE ev = NULL;
-	VIP_CONN_HANDLE conn = NULL;
-	VIP_NET_ADDRESS *remote = NULL;
-	VIP_VI_ATTRIBUTES ra;
-	VIP_DESCRIPTOR *done = NULL;
 	va_env_open_dev(c, &e, "/dev/clanvi0", 65536);
 	char *buf = va_alloc(&e, 3 * P_MSG);
 	VA_OK(c, VipCreateCQ(e.nic, 16, &cq));
@@ -186,18 +204,11 @@ void p01_b(struct va_ctx *c)
 	for (int i = 0; i < 2; i++)
 		VA_OK(c, VipPostRecv(vi, rd[i], e.mh));
 	va_put(c, "mem", (uint64_t)(uintptr_t)(buf + P_MSG), e.mh, 0, 0);
-	VA_OK(c, va_wait_request(&e, "p01-mvia", VA_CONNECT_MS, &ra, &conn, &remote));
-	VA_OK(c, VipConnectAccept(conn, vi));
-	check_name_back(&e, remote);
-	free(remote);
+	p01_accept(&e, vi);
 	clan_tagged_recv(&e, cq, ev, vi, rd[0], VIP_STATUS_OP_RECEIVE, "send");
 	clan_tagged_recv(&e, cq, ev, vi, rd[1], VIP_STATUS_OP_REMOTE_RDMA_WRITE, "RDMA Write");
 	p01_check(&e, buf, rd);
-	va_fill(buf + 2 * P_MSG, P_MSG, 3);
-	VIP_DESCRIPTOR *sd = clan_desc(&e, buf + 2 * P_MSG, P_MSG);
-	VA_OK(c, VipPostSend(vi, sd, e.mh));
-	VA_OK(c, VipSendWait(vi, VA_WAIT_MS, &done));
-	va_expect_desc(&e, done, sd, VIP_STATUS_OP_SEND, "reply");
+	p01_reply(&e, vi, buf + 2 * P_MSG);
 	va_barrier(c, "exchanged");
 	va_quiet_begin(c);
 	wait_peer_gone(&e, vi);
