@@ -9,6 +9,9 @@
 #             veth-b, the kernel holding no address on either end; the handshake and data
 #             scenarios of netns.sh (T06 T08 T09 T12 T18 T21 T25). Peers start together (no
 #             --b-after: af_packet has no server/client order).
+# The porting scenarios (P01-P03, t_port.c) find the peer by host name: via-node-a is A's
+# port, via-node-b B's, in a hosts file only this run sees (vd_with_hosts), and both peers
+# listen at the same well-known port, each on its own DPDK port as two hosts of a cluster.
 # Exit 77 only when DPDK cannot start (or, afpacket, namespaces cannot be made: not root).
 # Usage: accept_dpdk.sh memif|afpacket vipl_accept [SCENARIO...]
 set -u
@@ -42,8 +45,17 @@ afpacket)
 	;;
 *) echo "usage: accept_dpdk.sh memif|afpacket vipl_accept [SCENARIO...]" >&2; exit 2 ;;
 esac
+WRAP=
+case " $* " in
+*" P0"*)
+	printf '127.0.0.1 localhost\n%s via-node-a\n%s via-node-b\n' $A $B >"$DPDK_DIR/hosts"
+	set -- --env-a VA_PEER_NAME=via-node-b --env-b VA_PEER_NAME=via-node-a "$@"
+	WRAP="vd_with_hosts $DPDK_DIR/hosts"
+	TEST_NAME=vipl_port_dpdk_$LINK
+	;;
+esac
 # the driver bounds every scenario itself (va_table.c); this bounds the whole run
-timeout "$limit" "$ACCEPT" --ip-a $A --ip-b $B \
+$WRAP timeout "$limit" "$ACCEPT" --ip-a $A --ip-b $B \
 	--env-a SOFTRNIC_TRANSPORT=dpdk --env-b SOFTRNIC_TRANSPORT=dpdk \
 	--env-a SOFTRNIC_DPDK_IP=$A/24 --env-b SOFTRNIC_DPDK_IP=$B/24 "$@" >"$DPDK_DIR/out" 2>&1
 rc=$?

@@ -52,11 +52,13 @@ struct va_scenario {
 	const char *title;
 	va_role_fn a, b;           /* b == NULL: single-process scenario */
 	unsigned timeout_s;
+	bool one_port;             /* both peers at the same port: a cluster's well-known one */
+	const char *a_prog;        /* role A is this program beside the driver, not the driver */
 };
 
 extern const struct va_scenario va_scenarios[];
 
-/* ---- reporting (va_check.c) ------------------------------------------------------------ */
+/* ---- reporting, stderr held, test data (va_check.c: no VIPL call, va_dlpeer links it) --- */
 _Noreturn void va_fail(struct va_ctx *ctx, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void va_note(struct va_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -66,6 +68,10 @@ const char *va_state_name(VIP_VI_STATE s);
 long long va_now_ms(void);
 uint64_t va_now_ns(void);
 void va_sleep_ms(unsigned ms);
+void va_quiet_begin(struct va_ctx *ctx);
+void va_quiet_end(struct va_ctx *ctx, const char *what);
+void va_fill(void *buf, size_t len, unsigned seed);
+bool va_check_fill(const void *buf, size_t len, unsigned seed, size_t *bad);
 
 /* Call returning VIP_RETURN must equal the expected code. */
 #define VA_RC(ctx, call, want)                                                               \
@@ -101,6 +107,7 @@ bool va_peer_pending(struct va_ctx *ctx, unsigned wait_ms);
 
 /* ---- VIPL setup (va_setup.c) ----------------------------------------------------------- */
 void va_env_open(struct va_ctx *ctx, struct va_env *e, size_t arena_len);
+void va_env_open_dev(struct va_ctx *ctx, struct va_env *e, const char *dev, size_t arena_len);
 void va_env_close(struct va_env *e);
 void *va_alloc(struct va_env *e, size_t len);
 VIP_DESCRIPTOR *va_desc(struct va_env *e, unsigned nseg);
@@ -128,8 +135,6 @@ VIP_DESCRIPTOR *va_send_wait(struct va_env *e, VIP_VI_HANDLE vi);
 VIP_DESCRIPTOR *va_recv_wait(struct va_env *e, VIP_VI_HANDLE vi);
 void va_expect_desc(struct va_env *e, VIP_DESCRIPTOR *got, VIP_DESCRIPTOR *want,
 		    uint32_t op, const char *what);
-void va_fill(void *buf, size_t len, unsigned seed);
-bool va_check_fill(const void *buf, size_t len, unsigned seed, size_t *bad);
 void va_teardown(struct va_env *e, VIP_VI_HANDLE vi);
 VIP_VI_HANDLE va_open_vi(struct va_ctx *ctx, struct va_env *e, VIP_RELIABILITY_LEVEL rel);
 void va_close_vi(struct va_env *e, VIP_VI_HANDLE vi, const char *tag);
@@ -190,5 +195,10 @@ void t27_a(struct va_ctx *);
 void t27_b(struct va_ctx *);
 void neg_a(struct va_ctx *);
 void neg_b(struct va_ctx *);
+void p01_a(struct va_ctx *);
+void p01_b(struct va_ctx *);
+void p02_b(struct va_ctx *);
+void p03_a(struct va_ctx *);
+void p03_b(struct va_ctx *);
 
 #endif

@@ -9,7 +9,9 @@
  * needs its own port configuration: tests/vipl_accept/accept_dpdk.sh); --b-after starts peer B
  * once PATH exists, as a file or an abstract Unix socket (a net_memif client cannot start
  * before the server's socket exists); a file at PATH is removed before A starts, so B waits
- * for this A's socket, not a stale one. */
+ * for this A's socket, not a stale one. A scenario may give both peers one port (one_port: a
+ * cluster's well-known VIPL port) and have role A played by another program beside this one
+ * (a_prog: P02's va_dlpeer, which loads libvipl.so itself); it gets the same arguments. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -63,8 +65,24 @@ static uint16_t pick_port(uint16_t avoid)
 	return 0;
 }
 
-static pid_t spawn(const struct va_opts *o, const char *scen, char role, int fd, int other,
-		   uint16_t pa, uint16_t pb)
+/* The peer's program: this one, or prog (when not NULL) in this one's directory. */
+static bool peer_program(char *path, size_t len, const char *prog)
+{
+	ssize_t n = readlink("/proc/self/exe", path, len - 1);
+	if (n <= 0)
+		return false;
+	path[n] = 0;
+	char *slash = strrchr(path, '/');
+	if (prog == NULL)
+		return true;
+	if (slash == NULL || (size_t)(slash - path) + 1 + strlen(prog) >= len)
+		return false;
+	strcpy(slash + 1, prog);
+	return true;
+}
+
+static pid_t spawn(const struct va_opts *o, const struct va_scenario *s, char role, int fd,
+		   int other, uint16_t pa, uint16_t pb)
 {
 	pid_t pid = fork();
 	if (pid != 0)
@@ -72,10 +90,9 @@ static pid_t spawn(const struct va_opts *o, const char *scen, char role, int fd,
 	/* the peer's end must not stay open here, or a dead peer would never read as EOF */
 	close(other);
 	char self[4096], fds[16], spa[8], spb[8], env[128];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
+	if (!peer_program(self, sizeof self, role == 'A' ? s->a_prog : NULL))
 		_exit(126);
-	self[n] = 0;
+	const char *scen = s->name;
 	snprintf(fds, sizeof fds, "%d", fd);
 	snprintf(spa, sizeof spa, "%u", pa);
 	snprintf(spb, sizeof spb, "%u", pb);
@@ -184,7 +201,7 @@ static int drive(const struct va_opts *o, const struct va_scenario *s)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
 		return perror("socketpair"), 1;
-	uint16_t pa = pick_port(0), pb = pick_port(pa);
+	uint16_t pa = pick_port(0), pb = s->one_port ? pa : pick_port(pa);
 	if (!pa || !pb)
 		return fprintf(stderr, "%s: FAIL: no free TCP port\n", s->name), 1;
 	printf("%s (%s): A=%s:%u%s%s B=%s:%u%s%s\n", s->name, s->title, o->ip_a, pa,
@@ -194,11 +211,11 @@ static int drive(const struct va_opts *o, const struct va_scenario *s)
 	if (o->b_after)
 		unlink(o->b_after);
 	pid_t pid[2] = { 0, 0 };
-	pid[0] = spawn(o, s->name, 'A', sv[0], sv[1], pa, pb);
+	pid[0] = spawn(o, s, 'A', sv[0], sv[1], pa, pb);
 	if (s->b) {
 		if (o->b_after)
 			wait_for_path(o->b_after, pid[0]);
-		pid[1] = spawn(o, s->name, 'B', sv[1], sv[0], pa, pb);
+		pid[1] = spawn(o, s, 'B', sv[1], sv[0], pa, pb);
 	}
 	close(sv[0]);
 	close(sv[1]);
@@ -218,7 +235,10 @@ static int run_peer(const struct va_opts *o, const char *scen)
 	snprintf(ctx.ip_b, sizeof ctx.ip_b, "%s", o->ip_b);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	(o->role == 'A' ? s->a : s->b)(&ctx);
+	va_role_fn fn = o->role == 'A' ? s->a : s->b;
+	if (fn == NULL) /* a role another program plays (a_prog) */
+		return fprintf(stderr, "vipl_accept: %s has no role %c here\n", scen, o->role), 2;
+	fn(&ctx);
 	return 0;
 }
 

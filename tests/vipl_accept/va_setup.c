@@ -9,9 +9,15 @@
 
 void va_env_open(struct va_ctx *ctx, struct va_env *e, size_t arena_len)
 {
+	va_env_open_dev(ctx, e, "softrnic0", arena_len);
+}
+
+/* The same on the NIC that device name dev opens (docs/vipl.md "Device names"). */
+void va_env_open_dev(struct va_ctx *ctx, struct va_env *e, const char *dev, size_t arena_len)
+{
 	memset(e, 0, sizeof *e);
 	e->ctx = ctx;
-	VA_OK(ctx, VipOpenNic("softrnic0", &e->nic));
+	VA_OK(ctx, VipOpenNic(dev, &e->nic));
 	VA_OK(ctx, VipQueryNic(e->nic, &e->attr));
 	VA_OK(ctx, VipCreatePtag(e->nic, &e->ptag));
 	e->arena_len = (arena_len + 4095) & ~(size_t)4095;
@@ -240,25 +246,6 @@ void va_expect_desc(struct va_env *e, VIP_DESCRIPTOR *got, VIP_DESCRIPTOR *want,
 				(st & VIP_STATUS_OP_MASK) == op,
 		"%s: status %s, expected DONE, no error, op 0x%05x", what,
 		va_status_str(st, b, sizeof b), op);
-}
-
-void va_fill(void *buf, size_t len, unsigned seed)
-{
-	uint8_t *p = buf;
-	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed * 31u + i * 7u + (i >> 8));
-}
-
-bool va_check_fill(const void *buf, size_t len, unsigned seed, size_t *bad)
-{
-	const uint8_t *p = buf;
-	for (size_t i = 0; i < len; i++)
-		if (p[i] != (uint8_t)(seed * 31u + i * 7u + (i >> 8))) {
-			if (bad)
-				*bad = i;
-			return false;
-		}
-	return true;
 }
 
 /* Disconnect, drain both queues, destroy. */
