@@ -219,6 +219,13 @@ done
 wait "${pids[@]}"
 ia_capture_stop
 echo "guests up and the host link in $((T_RUN - T_BOOT)) s, the pairings in $(($(date +%s) - T_RUN)) s"
+# the guests' kernel logs: siw's accept race (F1) and the iw_cm BUG() after it (F8,
+# docs/interop.md) show there first, and they would explain a check that hangs
+for g in g1 g2; do
+	ia_sv exec -t 30 $g dmesg >"$OUT/$g.dmesg" 2>&1
+	grep -q 'kernel BUG\|cut here' "$OUT/$g.dmesg" &&
+		echo "note: $g's kernel logged a BUG or warning, see $OUT/$g.dmesg"
+done
 for pair in $PAIRS; do
 	pair_check "$pair"
 done
