@@ -4,6 +4,8 @@
 #   scripts/interop.sh ci [BUILD_DIR]              short check (tests/interop/siw_rping.sh)
 #   scripts/interop.sh matrix [BUILD_DIR [OUT]]    the full rping matrix of docs/interop.md
 #   scripts/interop.sh perftest DROPIN_BUILD_DIR [OUT]   Debian perftest on the drop-in libs
+#   scripts/interop.sh conform [BUILD_DIR [OUT]]   iwarp-conform, softrnic against siw both ways
+#                       and siw against siw (tests/interop/siw_conform.sh, docs/conform.md)
 #   scripts/interop.sh dpdk [DROPIN_BUILD_DIR [OUT]]     softrnic on DPDK (net_af_packet on the
 #                       guests' bridge) with Debian rping on the drop-in libs against siw
 #                       (tests/interop/siw_dpdk.sh; IA_DPDK_VARIANT=crc|p2p|rev1, IA_DPDK_PERF=1 adds
@@ -29,8 +31,9 @@ case $mode in
 ci) shift; exec "$ROOT/tests/interop/siw_rping.sh" "$@" ;;
 perftest) shift; exec "$ROOT/tests/interop/perftest.sh" "$@" ;;
 dpdk) shift; exec "$ROOT/tests/interop/siw_dpdk.sh" "$@" ;;
+conform) shift; exec "$ROOT/tests/interop/siw_conform.sh" "$@" ;;
 matrix) shift ;;
-*) echo "usage: $0 ci [BUILD_DIR] | matrix [BUILD_DIR [OUT]] | perftest DROPIN_BUILD_DIR [OUT] | dpdk [DROPIN_BUILD_DIR [OUT]]" >&2; exit 2 ;;
+*) echo "usage: $0 ci [BUILD_DIR] | matrix [BUILD_DIR [OUT]] | perftest DROPIN_BUILD_DIR [OUT] | dpdk [DROPIN_BUILD_DIR [OUT]] | conform [BUILD_DIR [OUT]]" >&2; exit 2 ;;
 esac
 BUILD=$(readlink -f "${1:-$ROOT/build}")
 OUT=${2:-$BUILD/interop-matrix}

@@ -145,21 +145,24 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
   fi
 fi
 
-# Interop with the real Linux siw driver in a QEMU guest (docs/interop.md), over kernel TCP and
-# over softrnic's TCP engine on DPDK (af_packet on the guests' bridge); exit 77 = skipped
-# where QEMU cannot run. INTEROP=0 leaves it out.
-run_interop() {   # $1 = script, $2 = what it checks, $3 = where its results are
+# Interop with the real Linux siw driver in QEMU guests (docs/interop.md): rping over kernel TCP
+# and over softrnic's TCP engine on DPDK (af_packet on the guests' bridge), and iwarp-conform's
+# checks between softrnic and siw both ways and siw against siw (docs/conform.md); exit 77 =
+# skipped where QEMU cannot run. INTEROP=0 leaves it out.
+run_interop() {   # $1 = script, $2 = what it checks, $3 = where its results are, $4 = its name
   echo "== interop with Linux siw$2 ($1)"
   "$1" build
   case $? in
     0) passed=$((passed + 1)) ;;
     77) echo "interop$2: skipped" ;;
-    *) failed=$((failed + 1)); failures+=("interop: siw rping$2 (see $3)") ;;
+    *) failed=$((failed + 1)); failures+=("interop: ${4:-siw rping$2} (see $3)") ;;
   esac
 }
 if [ "${INTEROP:-1}" != 0 ]; then
   run_interop tests/interop/siw_rping.sh "" build/interop-ci
   run_interop tests/interop/siw_dpdk.sh " over softrnic's TCP on DPDK" build/interop-dpdk
+  run_interop tests/interop/siw_conform.sh ": iwarp-conform" build/interop-conform \
+    "siw iwarp-conform"
 fi
 
 # The Debian packages (debian/, tests/deb/deb.sh): built, lintian-checked, installed with dpkg

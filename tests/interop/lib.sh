@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# tests/interop/lib.sh: helpers shared by tests/interop/siw_rping.sh (short CI check) and
-# scripts/interop.sh (full matrix). softrnic on the host talks to the real Linux siw driver
+# tests/interop/lib.sh: helpers shared by tests/interop/siw_rping.sh (short CI check), the
+# other tests/interop checks and scripts/interop.sh (full matrix). softrnic on the host talks to the real Linux siw driver
 # in QEMU guests booted by the siw-vm tool. Source it, then call
 # ia_init BUILD_DIR OUT_DIR. Needs root (netns, taps, QEMU); callers decide what to skip.
 #
@@ -45,6 +45,43 @@ ia_init() {
 	IA_TIMEOUT=${IA_TIMEOUT:-10}
 	mkdir -p "$IA_OUT"
 	export SIWVM_RUN SIWVM_NETNS SIWVM_SMP=${SIWVM_SMP:-1}
+}
+
+# ia_bounded LIMIT WHAT SCRIPT ARGS...: a check's whole run bounded by `timeout`: runs SCRIPT
+# ARGS once more under it (IA_BOUNDED marks that run) and exits with its status; in the
+# bounded run it returns at once. --kill-after leaves the EXIT trap's `siw-vm down` (bounded
+# at 60 s) time to finish instead of leaving a guest behind.
+ia_bounded() {
+	local limit=$1 what=$2 rc
+	shift 2
+	[ -n "${IA_BOUNDED:-}" ] && return 0
+	IA_BOUNDED=1 timeout --kill-after=75 "$limit" "$@"
+	rc=$?
+	{ [ $rc = 124 ] || [ $rc = 137 ]; } && echo "FAIL: $what exceeded ${limit}s"
+	exit $rc
+}
+
+# ia_need_qemu: skips (tests/lib/common.sh's skip, exit 77) where siw-vm cannot run guests.
+ia_need_qemu() {
+	[ "$(id -u)" = 0 ] || skip "needs root (siw-vm creates a netns, taps and QEMU guests)"
+	[ -c /dev/net/tun ] || skip "no /dev/net/tun: QEMU guests cannot get a network"
+}
+
+# ia_image: the guest image (cached: ~4 s; from scratch ~2 min from the apt mirror); skips
+# where it cannot be built. After ia_init.
+ia_image() {
+	timeout 240 "$IA_SV" build >"$IA_OUT/build.log" 2>&1 && return 0
+	tail -n 5 "$IA_OUT/build.log"
+	skip "siw-vm could not build the guest image (no apt mirror or QEMU packages?), see $IA_OUT/build.log"
+}
+
+# ia_boot VARIANTS N: ia_up, skipping where QEMU cannot boot here, failing otherwise.
+ia_boot() {
+	ia_up "$@" && return 0
+	grep -q -i 'qemu.*failed\|died during boot\|timeout waiting' "$IA_OUT/up.log" &&
+		skip "QEMU could not boot the guests here, see $IA_OUT/up.log"
+	echo "FAIL: siw-vm up"
+	exit 1
 }
 
 ia_sv() { "$IA_SV" "$@"; }
