@@ -332,14 +332,15 @@ static bool trailer_ok(const struct vt_conn *c, const uint8_t *seg, size_t len)
 }
 
 /* A segment whose CRC does not match. Of the draft's two ways (§3.6) the first needs VI and
- * TCP merged; this is the second: the receive of the message (the one being filled, or the
- * next for a Send's first segment) completes with what it holds and a transport error, and
- * the connection closes, on every reliability level: Unreliable "may" go on, but the
- * header, and with it the next segment's boundary, is suspect too. */
+ * TCP merged; this is the second: the receive of a Send (the one being filled, or the next
+ * for a first segment) completes with what it holds and a transport error, and the
+ * connection closes, on every reliability level: Unreliable "may" go on, but the header, and
+ * with it the next segment's boundary, is suspect too. */
 static void crc_failed(struct vipl_vi *vi, struct vt_conn *c, const struct vt_hdr *h)
 {
-	struct vipl_wqe *e = c->rx.active ? c->rx.e
-					  : (vt_type(h) == VT_SEND ? next_receive(vi) : NULL);
+	struct vipl_wqe *e = NULL;
+	if (vt_type(h) == VT_SEND)
+		e = c->rx.active && c->rx.type == VT_SEND ? c->rx.e : next_receive(vi);
 	if (e != NULL && !c->rx.drop) {
 		c->rx.e = NULL;
 		e->length = e->filled;
