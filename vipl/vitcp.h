@@ -164,6 +164,8 @@ struct vt_conn *vt_conn_new(struct vipl_nic *nic, struct rn_conn *rc, enum vt_st
 void vt_conn_close(struct vt_conn *c);
 /* Detached from its VI or request: what is queued leaves (at most ms), then the close. */
 void vt_close_after(struct vt_conn *c, uint64_t ms);
+/* CLOSING: what is queued goes on leaving; once it is gone, our FIN (the peer's ends it). */
+void vt_closing(struct vt_conn *c);
 void vt_timers(struct vipl_nic *nic, uint64_t now, uint64_t *next);
 int vt_listen(struct vipl_nic *nic);
 /* a listener is readable: rdv says it is the host's well-known port */

@@ -64,7 +64,9 @@ void vt_close_after(struct vt_conn *c, uint64_t ms)
 	detach(c);
 	c->state = VT_CLOSING;
 	c->deadline_ms = vipl_now_ms() + ms;
-	(void)vt_flush(c);
+	/* now, not at the stream's next event: with nothing queued or arriving there is none,
+	 * and the FIN would wait for the deadline */
+	vt_closing(c);
 	vipl_nic_wake(c->nic);
 }
 

@@ -95,7 +95,7 @@ static void ended(struct vt_conn *c)
 	}
 }
 
-static void closing(struct vt_conn *c)
+void vt_closing(struct vt_conn *c)
 {
 	if (vt_flush(c) != 0) {
 		vt_conn_close(c);
@@ -114,7 +114,7 @@ static void one(struct vipl_nic *nic, struct vt_conn *c, short rev)
 		return;
 	}
 	if (c->state == VT_CLOSING)
-		closing(c);
+		vt_closing(c);
 	else if (c->out_off < c->out_len && vt_flush(c) != 0)
 		rev |= POLLHUP;
 	if (c->fd < 0)
