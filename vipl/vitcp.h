@@ -92,6 +92,8 @@ int vt_ce_get(const uint8_t *p, size_t len, struct vt_ce *c);
 uint32_t vt_crc(const uint8_t *p, size_t n);
 /* §3.5: the trailer's CRC over the len - 4 octets before it, into its last four. */
 void vt_crc_seal(uint8_t *seg, size_t len);
+/* The segment of len octets ends in a trailer holding its CRC. */
+bool vt_crc_sealed(const uint8_t *seg, size_t len);
 /* SOFTRNIC_VITCP_CRC (key vitcp_crc) is 1: offer the CRC option, and take it when offered. */
 bool vt_crc_wanted(void);
 static inline unsigned vt_type(const struct vt_hdr *h)

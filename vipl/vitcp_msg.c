@@ -167,3 +167,8 @@ void vt_crc_seal(uint8_t *seg, size_t len)
 {
 	put32(seg + len - 4, vt_crc(seg, len - 4));
 }
+
+bool vt_crc_sealed(const uint8_t *seg, size_t len)
+{
+	return len >= VT_HDR_LEN + 4 && get32(seg + len - 4) == vt_crc(seg, len - 4);
+}

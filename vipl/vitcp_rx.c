@@ -299,16 +299,6 @@ static int data_segment(struct vipl_vi *vi, struct vt_conn *c, const struct vt_h
 	}
 }
 
-/* The segment of len octets ends in a trailer holding its CRC (§3.5). */
-static bool crc_matches(const uint8_t *seg, size_t len)
-{
-	if (len < VT_HDR_LEN + 4)
-		return false;
-	const uint8_t *t = seg + len - 4;
-	uint32_t crc = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
-	return vt_crc(seg, len - 4) == crc;
-}
-
 /* A CE segment's body without its trailer: with the CRC option the last four octets are the
  * CRC, checked here (§3.5, §3.6). -1: malformed. */
 static int ce_body(const uint8_t *seg, size_t len, size_t *body_len)
@@ -319,7 +309,7 @@ static int ce_body(const uint8_t *seg, size_t len, size_t *body_len)
 		*body_len = n;
 		return 0;
 	}
-	if (!crc_matches(seg, len) || vt_ce_get(seg + VT_HDR_LEN, n - 4, &ce) != 0 || !ce.crc)
+	if (!vt_crc_sealed(seg, len) || vt_ce_get(seg + VT_HDR_LEN, n - 4, &ce) != 0 || !ce.crc)
 		return -1;
 	*body_len = n - 4;
 	return 0;
@@ -328,7 +318,7 @@ static int ce_body(const uint8_t *seg, size_t len, size_t *body_len)
 /* §3.6: with the CRC on, a segment's trailer must match it. */
 static bool trailer_ok(const struct vt_conn *c, const uint8_t *seg, size_t len)
 {
-	return !c->crc || crc_matches(seg, len);
+	return !c->crc || vt_crc_sealed(seg, len);
 }
 
 /* A segment whose CRC does not match. Of the draft's two ways (§3.6) the first needs VI and

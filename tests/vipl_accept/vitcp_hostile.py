@@ -53,9 +53,7 @@ def crc32_vitcp(data):
 def creq_with_crc(attrs, good=True):
     """A ConnectRequest with the CRC option and its trailer (§3.5, §3.6)."""
     body = ce(attrs) + struct.pack(">HHH", 1, 4, 0)  # CRC option, End of Option List
-    s = seg(CREQ, body=body, seg_len=HDR + len(body) + 4)
-    c = crc32_vitcp(s) ^ (0 if good else 1)
-    return s + struct.pack(">I", c)
+    return sealed(seg(CREQ, body=body), good)
 
 
 def rdma(addr, handle, length):
