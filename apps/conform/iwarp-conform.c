@@ -3,6 +3,8 @@
  *
  *   iwarp-conform --server [ADDR]       the side that listens (ADDR: every address if none)
  *   iwarp-conform --client ADDR         the side that connects to the server at ADDR
+ *   iwarp-conform --wire-target [ADDR]  the device under test of the wire checks, which a
+ *                                       scripted peer drives (iwarp-conform-wire, wt_target.c)
  *
  * Each side uses whatever device its libibverbs gives it; a TCP control channel keeps the
  * two in step and carries each side's verdict, so both print and report the same rows.
@@ -15,9 +17,10 @@
 #include <unistd.h>
 
 #include "ic.h"
+#include "wt.h"
 
 struct opts {
-	bool server, list;
+	bool server, wire, list;
 	const char *addr, *port, *ctl_addr, *ctl_port, *md, *junit, *fault;
 	char ctl_port_buf[16];
 };
@@ -26,15 +29,25 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: iwarp-conform --server [ADDR] [options]\n"
 		   "       iwarp-conform --client ADDR [options]\n"
+		   "       iwarp-conform --wire-target [ADDR] [--port PORT] [--ctl-port PORT]\n"
 		   "       iwarp-conform --list\n"
 		   "options: --port PORT (7471)  --ctl-port PORT (PORT + 1)  --ctl-addr ADDR\n"
-		   "         --report-md FILE  --junit FILE  --peer-fault dereg-mr (server)\n");
+		   "         --report-md FILE  --junit FILE  --peer-fault dereg-mr (server)\n"
+		   "         --peer-fault writable-r (wire target)\n");
+}
+
+/* Each fault belongs to one role: dereg-mr to the server, writable-r to the wire target. */
+static bool fault_fits(const struct opts *o)
+{
+	return (o->server && !strcmp(o->fault, "dereg-mr")) ||
+	       (o->wire && !strcmp(o->fault, "writable-r"));
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 		{ "server", no_argument, NULL, 's' }, { "client", required_argument, NULL, 'c' },
+		{ "wire-target", no_argument, NULL, 'w' },
 		{ "port", required_argument, NULL, 'p' }, { "ctl-port", required_argument, NULL, 'P' },
 		{ "ctl-addr", required_argument, NULL, 'A' },
 		{ "report-md", required_argument, NULL, 'm' },
@@ -47,6 +60,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': o->server = true; roles++; break;
+		case 'w': o->wire = true; roles++; break;
 		case 'c': o->addr = optarg; roles++; break;
 		case 'p': o->port = optarg; break;
 		case 'P': o->ctl_port = optarg; break;
@@ -61,18 +75,18 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->list)
 		return optind == argc && roles == 0 ? 0 : -1;
-	if (o->server && optind < argc)
+	if ((o->server || o->wire) && optind < argc)
 		o->addr = argv[optind++];
 	char *end;
 	long port = strtol(o->port, &end, 10);
 	if (roles != 1 || optind != argc || *end || port < 1 || port > 65534 ||
-	    (o->fault && (!o->server || strcmp(o->fault, "dereg-mr"))))
+	    (o->fault && !fault_fits(o)))
 		return -1;
 	if (!o->ctl_port) {
 		snprintf(o->ctl_port_buf, sizeof(o->ctl_port_buf), "%ld", port + 1);
 		o->ctl_port = o->ctl_port_buf;
 	}
-	if (!o->ctl_addr && !o->server)
+	if (!o->ctl_addr && (!o->server || o->wire))
 		o->ctl_addr = o->addr;
 	return 0;
 }
@@ -299,6 +313,8 @@ int main(int argc, char **argv)
 		list_checks();
 		return 0;
 	}
+	if (o.wire)
+		return wt_serve(o.addr, o.port, o.ctl_addr, o.ctl_port, o.fault != NULL);
 	static struct ic ic;
 	static struct ic_row rows[64];
 	ic.server = o.server;

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adv_proto.h"
+#include "wt_proto.h"
 #include "vx.h"
 
-#define BUF (2 * ADV_REGION_LEN + ADV_RECV_LEN)
+#define BUF (2 * WT_REGION_LEN + WT_RECV_LEN)
 
 static int wait_ok(struct vx_conn *c, const char *what)
 {
@@ -24,31 +24,31 @@ static int wait_ok(struct vx_conn *c, const char *what)
 	return -1;
 }
 
-static int check_w(struct vx_conn *c, struct ibv_mr *mr, const struct adv_region *w)
+static int check_w(struct vx_conn *c, struct ibv_mr *mr, const struct wt_region *w)
 {
-	uint8_t *out = mr->addr, *back = out + ADV_REGION_LEN;
-	for (unsigned i = 0; i < ADV_REGION_LEN; i++)
+	uint8_t *out = mr->addr, *back = out + WT_REGION_LEN;
+	for (unsigned i = 0; i < WT_REGION_LEN; i++)
 		out[i] = (uint8_t)(i * 7 + 1);
-	memset(back, 0, ADV_REGION_LEN);
-	if (vx_post(c, IBV_WR_RDMA_WRITE, 1, out, ADV_REGION_LEN, mr, be64toh(w->addr),
+	memset(back, 0, WT_REGION_LEN);
+	if (vx_post(c, IBV_WR_RDMA_WRITE, 1, out, WT_REGION_LEN, mr, be64toh(w->addr),
 		    be32toh(w->stag), true) || wait_ok(c, "RDMA Write to W") ||
-	    vx_post(c, IBV_WR_RDMA_READ, 2, back, ADV_REGION_LEN, mr, be64toh(w->addr),
+	    vx_post(c, IBV_WR_RDMA_READ, 2, back, WT_REGION_LEN, mr, be64toh(w->addr),
 		    be32toh(w->stag), true) || wait_ok(c, "RDMA Read of W"))
 		return -1;
-	if (memcmp(out, back, ADV_REGION_LEN) == 0)
+	if (memcmp(out, back, WT_REGION_LEN) == 0)
 		return 0;
 	fputs("adv_client: W read back differs from what was written\n", stderr);
 	return -1;
 }
 
-static int check_r(struct vx_conn *c, struct ibv_mr *mr, const struct adv_region *r)
+static int check_r(struct vx_conn *c, struct ibv_mr *mr, const struct wt_region *r)
 {
 	uint8_t *back = mr->addr;
-	if (vx_post(c, IBV_WR_RDMA_READ, 3, back, ADV_REGION_LEN, mr, be64toh(r->addr),
+	if (vx_post(c, IBV_WR_RDMA_READ, 3, back, WT_REGION_LEN, mr, be64toh(r->addr),
 		    be32toh(r->stag), true) || wait_ok(c, "RDMA Read of R"))
 		return -1;
-	for (unsigned i = 0; i < ADV_REGION_LEN; i++)
-		if (back[i] != 0x10 + ADV_R) {
+	for (unsigned i = 0; i < WT_REGION_LEN; i++)
+		if (back[i] != 0x10 + WT_R) {
 			fprintf(stderr, "adv_client: R[%u] is 0x%02x\n", i, back[i]);
 			return -1;
 		}
@@ -57,9 +57,9 @@ static int check_r(struct vx_conn *c, struct ibv_mr *mr, const struct adv_region
 
 static int check_echo(struct vx_conn *c, struct ibv_mr *mr)
 {
-	uint8_t *msg = mr->addr, *echo = msg + 2 * ADV_REGION_LEN;
+	uint8_t *msg = mr->addr, *echo = msg + 2 * WT_REGION_LEN;
 	struct ibv_wc wc;
-	snprintf((char *)msg, ADV_RECV_LEN, "adv_client echo check");
+	snprintf((char *)msg, WT_RECV_LEN, "adv_client echo check");
 	if (vx_post(c, IBV_WR_SEND, 4, msg, 64, mr, 0, 0, true) || wait_ok(c, "Send"))
 		return -1;
 	if (vx_wait_ok(c, &wc, VX_EVENT) || wc.opcode != IBV_WC_RECV || wc.byte_len != 64 ||
@@ -73,10 +73,10 @@ static int check_echo(struct vx_conn *c, struct ibv_mr *mr)
 static int run(struct vx_conn *c)
 {
 	struct ibv_mr *mr = vx_reg(c, BUF, IBV_ACCESS_LOCAL_WRITE);
-	struct adv_info info;
+	struct wt_info info;
 	int rc = -1;
 
-	if (!mr || vx_post_recv(c, 9, (uint8_t *)mr->addr + 2 * ADV_REGION_LEN, ADV_RECV_LEN, mr) ||
+	if (!mr || vx_post_recv(c, 9, (uint8_t *)mr->addr + 2 * WT_REGION_LEN, WT_RECV_LEN, mr) ||
 	    vx_establish(c))
 		goto out;
 	if (c->peer_data_len < sizeof info) {
@@ -84,11 +84,11 @@ static int run(struct vx_conn *c)
 		goto out;
 	}
 	memcpy(&info, c->peer_data, sizeof info);
-	if (be32toh(info.magic) != ADV_MAGIC) {
+	if (be32toh(info.magic) != WT_MAGIC) {
 		fputs("adv_client: not an adv_target\n", stderr);
 		goto out;
 	}
-	rc = check_w(c, mr, &info.region[ADV_W]) || check_r(c, mr, &info.region[ADV_R]) ||
+	rc = check_w(c, mr, &info.region[WT_W]) || check_r(c, mr, &info.region[WT_R]) ||
 	     check_echo(c, mr) ? -1 : 0;
 out:
 	vx_disconnect(c);

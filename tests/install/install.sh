@@ -57,7 +57,7 @@ for h in include/softrnic/verbs_ext.h include/vipl.h; do
 	[ -f "$ROOT/$h" ] || fail "$h is not installed"
 done
 for t in softrnic-devinfo softrnic-rping softrnic-perf softrnic-stat iwarp-dump iwarp-conform \
-	vipl-pingpong vipl-bw softrnic-run; do
+	iwarp-conform-wire vipl-pingpong vipl-bw softrnic-run; do
 	[ -x "$ROOT/bin/$t" ] || fail "$t is not installed"
 done
 # a manual page for every installed tool, the configuration file and softrnic itself
@@ -126,5 +126,20 @@ out=$(timeout "$PROG_TIMEOUT" "$ROOT/bin/vipl-pingpong" -c "127.0.0.1:$PS" -l "1
 	-n 200 -v) || fail "vipl-pingpong client failed: $out"
 wait_server "vipl-pingpong server: $(cat "$SOUT")"
 echo "$out" | grep -Eq '^ [0-9]+ +[0-9]+ +[0-9.]+' || fail "vipl-pingpong printed no result: $out"
+
+# The wire half, installed: the scripted peer finds its modules beside its real path (the
+# link in bin points into share/softrnic/wire) and drives the installed wire target.
+pick_port
+CP=$PORT
+pick_port
+start_server timeout "$PROG_TIMEOUT" env LD_PRELOAD="$asan${LD_PRELOAD:+:$LD_PRELOAD}" "$RUN" \
+	iwarp-conform --wire-target 127.0.0.1 --port "$PORT" --ctl-port "$CP" >"$SOUT" 2>&1
+out=$(timeout "$PROG_TIMEOUT" "$ROOT/bin/iwarp-conform-wire" --port "$PORT" --ctl-port "$CP" \
+	--only echo,crc_error,write_past_end,read_local_only 127.0.0.1) ||
+	fail "iwarp-conform-wire failed: $out"
+echo "$out" | grep -q '^iwarp-conform-wire: softrnic0: 4 checks, 0 FAIL' ||
+	fail "iwarp-conform-wire: $out"
+kill -TERM "$SERVER_PID"
+wait_server "the wire target: $(cat "$SOUT")"
 
 echo "$TEST_NAME: OK"

@@ -7,6 +7,8 @@
 #                  namespace of its own behind lib.sh's host link), siw's client in g2
 #   siw/softrnic   siw's server in g1, softrnic's client on the host
 #   siw/siw        siw's server in g1, siw's client in g2, across the guests' bridge
+#   siw (wire)     the wire half: `iwarp-conform --wire-target` on siw in g2, driven by
+#                  iwarp-conform-wire, the scripted peer, from softrnic's namespace
 #
 # In the guests the tool is the host's own binary, run from siw-vm's share (/mnt/host): it
 # links only Debian's libibverbs, librdmacm and glibc, and the guests are bookworm like the
@@ -20,16 +22,19 @@
 # deviations are FAIL rows there (docs/conform.md says which clause each breaks), so a change
 # on either side, for better or worse, fails the test until the file is updated. The reports,
 # the programs' output and a capture of the bridge stay in OUT; OUT/conform.md has the table.
+# The wire half likewise: every check run (in rounds, below) and every verdict the one
+# tests/interop/siw_wire.expected records.
 #
 # Exit status: 0 pass, 1 fail, 77 skip (only where QEMU/siw-vm cannot run: not root, no
 # siw-vm tool, no /dev/net/tun, the guest image cannot be built or the guests do not boot).
-# Bounded: the whole run is killed after INTEROP_CONFORM_SECONDS (default 300) seconds.
+# Bounded: the whole run is killed after INTEROP_CONFORM_SECONDS (default 480) seconds.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(readlink -f "${1:-$ROOT/build}")
 OUT=${2:-$BUILD/interop-conform}
-LIMIT=${INTEROP_CONFORM_SECONDS:-300}
+LIMIT=${INTEROP_CONFORM_SECONDS:-480}
 EXPECTED=${INTEROP_CONFORM_EXPECTED:-$ROOT/tests/interop/siw_conform.expected}
+WIRE_EXPECTED=${INTEROP_WIRE_EXPECTED:-$ROOT/tests/interop/siw_wire.expected}
 PAIRS=${INTEROP_CONFORM_PAIRS:-softrnic/siw siw/softrnic siw/siw}
 
 # Our own run directory and namespace, so an interactive `siw-vm up` and the other interop
@@ -46,10 +51,11 @@ ia_need_qemu
 command -v dumpcap >/dev/null || skip "dumpcap not installed (tshark)"
 TOOL=$BUILD/apps/conform/iwarp-conform
 for f in apps/conform/iwarp-conform verbs/libibverbs.so.1 verbs/rdmacm/librdmacm.so.1 \
-	tests/tcp/linux/impair; do
+	tests/tcp/linux/impair apps/conform/iwarp-conform-wire; do
 	[ -e "$BUILD/$f" ] || { echo "FAIL: $BUILD/$f not built"; exit 1; }
 done
-[ -r "$EXPECTED" ] || { echo "FAIL: no expectations file $EXPECTED"; exit 1; }
+[ -r "$EXPECTED" ] && [ -r "$WIRE_EXPECTED" ] ||
+	{ echo "FAIL: no expectations file $EXPECTED or $WIRE_EXPECTED"; exit 1; }
 
 rm -rf "$OUT"
 ia_init "$BUILD" "$OUT" || skip "siw-vm not found (set SIWVM=/path/to/siw-vm)"
@@ -59,6 +65,10 @@ LIBS=$OUT/dropin
 mkdir -p "$LIBS"
 cp -aL "$BUILD/verbs/libibverbs.so.1" "$BUILD/verbs/rdmacm/librdmacm.so.1" "$TOOL" "$LIBS/" ||
 	exit 1
+WIRE=$OUT/wire-peer
+mkdir -p "$WIRE"
+cp -aL "$BUILD/apps/conform/iwarp-conform-wire" "$BUILD/apps/conform/iwarp.py" \
+	"$BUILD/apps/conform/iwcheck.py" "$WIRE/" || exit 1
 N=$("$TOOL" --list | wc -l)
 [ "$N" -gt 0 ] || { echo "FAIL: iwarp-conform --list lists no check"; exit 1; }
 PROG_SECONDS=${INTEROP_CONFORM_PROG_SECONDS:-150}
@@ -152,21 +162,22 @@ pair_run() {
 	src=$?
 	echo "client exit $crc, server exit $src, $(($(date +%s) - t0)) s" >"$OUT/$name.run"
 }
-# verdicts MD: "id VERDICT" per row of a Markdown report (NOT APPLICABLE as NA)
+# verdicts MD [FIELD]: "id VERDICT" per row of a Markdown report (NOT APPLICABLE as NA); the
+# verdict is in '|'-separated FIELD (default 6: iwarp-conform's reports; 5: the wire half's)
 verdicts() {
-	awk -F'|' '/^\| [a-z0-9_]+ \| / {
-		id = $2; v = $6; gsub(/ /, "", id); gsub(/^ +| +$/, "", v)
+	awk -F'|' -v f="${2:-6}" '/^\| [a-z0-9_]+ \| / {
+		id = $2; v = $f; gsub(/ /, "", id); gsub(/^ +| +$/, "", v)
 		if (id == "check") next   # the header
 		if (v == "NOT APPLICABLE") v = "NA"
 		print id, v }' "$1"
 }
 
-# expected PAIR: "id VERDICT" per check from the expectations file (the header line names
-# the pairings' columns)
+# expected PAIR [FILE]: "id VERDICT" per check from the expectations file (the header line
+# names the pairings' columns)
 expected() {
 	awk -v pair="$1" '/^#/ || NF == 0 { next }
 		$1 == "check" { for (i = 2; i <= NF; i++) if ($i == pair) col = i; next }
-		col { print $1, $col }' "$EXPECTED"
+		col { print $1, $col }' "${2:-$EXPECTED}"
 }
 
 fails=0
@@ -193,15 +204,74 @@ pair_check() {
 		ia_fail "$pair: the server's and the client's reports disagree"
 	want=$(expected "$pair")
 	[ -n "$want" ] || { ia_fail "$pair: no column in $EXPECTED"; return 1; }
+	judge "$pair" "$OUT/$name.client.verdicts" "$OUT/$name.client.md" 7 "$EXPECTED" "$want"
+}
+
+# judge LABEL VERDICTS REPORT FIELD FILE WANT: every verdict WANT (from FILE) expects against
+# VERDICTS (the reason from REPORT's '|'-separated FIELD where they differ), and every check
+# run has an expectation
+judge() {
+	local label=$1 got=$2 rep=$3 field=$4 file=$5 want=$6 id v w
 	while read -r id w; do
-		v=$(awk -v id="$id" '$1 == id { print $2 }' "$OUT/$name.client.verdicts")
+		v=$(awk -v id="$id" '$1 == id { print $2 }' "$got")
 		[[ "|$w|" == *"|$v|"* ]] && [ -n "$v" ] && continue   # w may be "FAIL|PASS"
-		ia_fail "$pair $id: ${v:-no row}, expected $w"
-		grep "^| $id |" "$OUT/$name.client.md" | awk -F'|' '{ print "     " $7 }'
+		ia_fail "$label $id: ${v:-no row}, expected $w"
+		grep "^| $id |" "$rep" | awk -F'|' -v f="$field" '{ print "     " $f }'
 	done <<<"$want"
 	while read -r id _; do
-		grep -q "^$id " <<<"$want" || ia_fail "$pair $id: not in $EXPECTED"
-	done <"$OUT/$name.client.verdicts"
+		grep -q "^$id " <<<"$want" || ia_fail "$label $id: not in $file"
+	done <"$got"
+}
+
+# wire_run: the wire half against siw, in rounds, once the pairings have ended (its attacks
+# leave siw's kernel state damaged: a broken listener, a refcount warning):
+# `iwarp-conform --wire-target` in g2, the scripted peer in softrnic's namespace. A check that
+# leaves siw's listener refusing connections ends a round (the peer exits 3), and the next
+# round runs the checks left against a target restarted on fresh ports: the broken port stays
+# taken in the guest's kernel. OUT/wire.rows collects the rounds' report rows.
+wire_run() {
+	local ids round=0 port=7571 rc=1 got gip t0
+	gip=$(ia_guest_ip g2)
+	t0=$(date +%s)
+	ids=$(python3 "$WIRE/iwarp-conform-wire" --list | awk '{ sub(/^wire_/, "", $1); print $1 }' |
+		paste -sd,)
+	: >"$OUT/wire.rows"
+	while [ -n "$ids" ] && [ $round -lt 10 ]; do
+		round=$((round + 1))
+		ia_sv exec -b g2 "echo \$\$ >/tmp/wire.pid; exec timeout $PROG_SECONDS $GTOOL \
+			--wire-target $gip --port $port >/mnt/host/wire.$round.target 2>&1" >/dev/null
+		for _ in $(seq 100); do
+			ia_guest_listening g2 $((port + 1)) && break
+			sleep 0.2
+		done
+		host timeout "$PROG_SECONDS" python3 "$WIRE/iwarp-conform-wire" --port $port \
+			--only "$ids" --report-md "$OUT/wire.$round.md" --junit "$OUT/wire.$round.xml" \
+			"$gip" >"$OUT/wire.$round.out" 2>&1
+		rc=$?
+		ia_sv exec -t 30 g2 'kill $(cat /tmp/wire.pid)' >/dev/null 2>&1
+		cp "$SHARE/wire.$round.target" "$OUT/" 2>/dev/null
+		grep '^| wire_' "$OUT/wire.$round.md" >>"$OUT/wire.rows" 2>/dev/null
+		got=$(grep -o '^| wire_[a-z0-9_]*' "$OUT/wire.$round.md" 2>/dev/null |
+			sed 's/^| wire_//')
+		[ -n "$got" ] && [ $rc = 3 ] || break
+		ids=$(tr , '\n' <<<"$ids" | grep -vxF "$got" | paste -sd,)
+		port=$((port + 10))
+	done
+	echo "rounds $round, last exit $rc, $(($(date +%s) - t0)) s" >"$OUT/wire.run"
+}
+
+# wire_check: the wire half's rows against its expectations
+wire_check() {
+	local n
+	echo "siw (wire): $(cat "$OUT/wire.run" 2>/dev/null || echo did not end)"
+	grep -q 'last exit [01],' "$OUT/wire.run" 2>/dev/null ||
+		ia_fail "wire: $(cat "$OUT/wire.run" 2>/dev/null || echo did not end)"
+	verdicts "$OUT/wire.rows" 5 >"$OUT/wire.verdicts"
+	n=$(python3 "$WIRE/iwarp-conform-wire" --list | wc -l)
+	[ "$(wc -l <"$OUT/wire.verdicts")" = "$n" ] ||
+		ia_fail "wire: $(wc -l <"$OUT/wire.verdicts") rows, $n checks"
+	judge wire "$OUT/wire.verdicts" "$OUT/wire.rows" 6 "$WIRE_EXPECTED" \
+		"$(expected siw "$WIRE_EXPECTED")"
 }
 
 # The pairings run at once, each on ports of its own: most of a run against siw is spent
@@ -217,8 +287,11 @@ for pair in $PAIRS; do
 	port=$((port + 10))
 done
 wait "${pids[@]}"
+T_WIRE=$(date +%s)
+wire_run
 ia_capture_stop
-echo "guests up and the host link in $((T_RUN - T_BOOT)) s, the pairings in $(($(date +%s) - T_RUN)) s"
+echo "guests up and the host link in $((T_RUN - T_BOOT)) s, the pairings in $((T_WIRE - T_RUN)) s," \
+	"the wire half in $(($(date +%s) - T_WIRE)) s"
 # the guests' kernel logs: siw's accept race (F1) and the iw_cm BUG() after it (F8,
 # docs/interop.md) show there first, and they would explain a check that hangs
 for g in g1 g2; do
@@ -229,6 +302,7 @@ done
 for pair in $PAIRS; do
 	pair_check "$pair"
 done
+wire_check
 # OUT/conform.md: the verdicts side by side, then every row that is not PASS with its reason
 {
 	echo "# iwarp-conform against Linux siw (stock siw, Debian 6.12 guests; server/client)"
@@ -252,6 +326,12 @@ done
 			awk -F'|' '{ gsub(/ /, "", $2); print "- `" $2 "`" $6 ":" $7 }'
 		echo
 	done
+	echo "## wire: siw as the device under test, the scripted peer on the host"
+	echo
+	echo '| check | clause | verdict | detail |'
+	echo '|---|---|---|---|'
+	awk -F'|' '{ print "|" $2 "|" $3 "|" $5 "|" $6 "|" }' "$OUT/wire.rows" 2>/dev/null
+	echo
 } >"$OUT/conform.md"
 cat "$OUT/conform.md"
 
