@@ -22,6 +22,8 @@ int ck_zero_srv(struct ic *ic);
 int ck_zero_cli(struct ic *ic);
 int ck_unsignaled_srv(struct ic *ic);
 int ck_unsignaled_cli(struct ic *ic);
+int ck_sgl_srv(struct ic *ic);
+int ck_sgl_cli(struct ic *ic);
 /* ck_queue.c */
 int ck_srq_prep(struct ic *ic);
 int ck_srq_srv(struct ic *ic);
@@ -39,6 +41,11 @@ int ck_recv_small_srv(struct ic *ic);
 int ck_recv_small_cli(struct ic *ic);
 int ck_disconnect_srv(struct ic *ic);
 int ck_disconnect_cli(struct ic *ic);
+int ck_read_bounds_srv(struct ic *ic);
+int ck_read_rights_srv(struct ic *ic);
+int ck_read_prot_cli(struct ic *ic);
+int ck_send_no_recv_srv(struct ic *ic);
+int ck_send_no_recv_cli(struct ic *ic);
 /* ck_ext.c */
 int ck_send_inv_srv(struct ic *ic);
 int ck_send_inv_cli(struct ic *ic);

@@ -237,3 +237,87 @@ int ck_unsignaled_cli(struct ic *ic)
 		return -1;
 	return ic_step_send(ic, 2, NULL);
 }
+
+/* Scatter/gather (verbs §8.1.2, T40's message rules; RFC 5041 §5.3: one message, however
+ * many SGEs): the client gathers one 111-octet message from three SGEs of its buffer, RDMA
+ * Writes it to the server's region, then Sends it; the server's Receive scatters it over
+ * three SGEs of 10, 1 and 100 octets with gaps between them. Every octet lands where the
+ * SGE list says, nothing in the gaps; byte_len is the message. NOT APPLICABLE where a side's
+ * device has fewer than three SGEs per WR. */
+#define SGL_MSG 111
+static const uint32_t sgl_send_off[3] = { 0, 100, 200 }, sgl_send_len[3] = { 50, 11, 50 };
+static const uint32_t sgl_recv_off[3] = { 0, 64, 128 }, sgl_recv_len[3] = { 10, 1, 100 };
+
+static uint8_t sgl_octet(uint32_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+/* Whether the scattered pieces of the message in b hold it exactly, the gaps untouched. */
+static int sgl_scattered(struct ic *ic, const struct ic_buf *b, const char *what)
+{
+	uint32_t m = 0, at = 0;
+	for (int j = 0; j < 3; j++) {
+		size_t gap = ic_buf_fill_diff(b, at, sgl_recv_off[j] - at, 0);
+		EXPECT(ic, gap == 0, "%s: octet %zu between the SGEs changed", what, gap - 1);
+		for (uint32_t k = 0; k < sgl_recv_len[j]; k++, m++)
+			EXPECT(ic, b->p[sgl_recv_off[j] + k] == sgl_octet(m),
+			       "%s: message octet %u (SGE %d) differs", what, m, j);
+		at = sgl_recv_off[j] + sgl_recv_len[j];
+	}
+	size_t tail = ic_buf_fill_diff(b, at, b->len - at, 0);
+	EXPECT(ic, tail == 0, "%s: octet %zu after the last SGE changed", what, tail - 1);
+	return 0;
+}
+
+int ck_sgl_srv(struct ic *ic)
+{
+	if (ic->dev.max_sge < IC_SGES)
+		return ic_na(ic, "the server's device takes %d SGEs per WR (max_sge), the check "
+			     "needs %d", ic->dev.max_sge, IC_SGES);
+	struct ic_buf *w = ic_buf_new(ic, SGL_MSG + TAIL, LW | RW, 0);
+	struct ic_buf *r = ic_buf_new(ic, 256, LW, 0);
+	EXPECT(ic, w && r, "ibv_reg_mr failed: %s", strerror(errno));
+	struct ibv_sge sg[3];
+	for (int j = 0; j < 3; j++)
+		sg[j] = ic_sge(r, sgl_recv_off[j], sgl_recv_len[j]);
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = sg, .num_sge = 3 }, *bad = NULL;
+	int rc = ibv_post_recv(ic->conn.qp, &wr, &bad);
+	EXPECT(ic, rc == 0, "ibv_post_recv with 3 SGEs failed: %s", strerror(rc));
+	struct ic_adv a = { (uintptr_t)w->p, w->mr->rkey, SGL_MSG };
+	struct ibv_wc wc;
+	if (ic_step_send(ic, 1, &a) || ic_expect_wc(ic, ic->conn.rcq, 1, IBV_WC_SUCCESS, &wc))
+		return -1;
+	EXPECT(ic, wc.byte_len == SGL_MSG, "the scattered Receive: byte_len %u, expected %d",
+	       wc.byte_len, SGL_MSG);
+	for (uint32_t i = 0; i < SGL_MSG; i++)
+		EXPECT(ic, w->p[i] == sgl_octet(i), "the gathered Write: octet %u differs", i);
+	size_t d = ic_buf_fill_diff(w, SGL_MSG, TAIL, 0);
+	EXPECT(ic, d == 0, "the gathered Write placed octet %zu beyond the message", d - 1);
+	if (sgl_scattered(ic, r, "the scattered Receive"))
+		return -1;
+	return ic_step_recv(ic, 2, NULL);
+}
+
+int ck_sgl_cli(struct ic *ic)
+{
+	if (ic->dev.max_sge < IC_SGES)
+		return ic_na(ic, "the client's device takes %d SGEs per WR (max_sge), the check "
+			     "needs %d", ic->dev.max_sge, IC_SGES);
+	struct ic_adv a;
+	struct ic_buf *s = ic_buf_new(ic, 256, LW, 0);
+	EXPECT(ic, s, "ibv_reg_mr failed: %s", strerror(errno));
+	struct ibv_sge sg[3];
+	for (uint32_t j = 0, m = 0; j < 3; j++) {
+		for (uint32_t k = 0; k < sgl_send_len[j]; k++, m++)
+			s->p[sgl_send_off[j] + k] = sgl_octet(m);
+		sg[j] = ic_sge(s, sgl_send_off[j], sgl_send_len[j]);
+	}
+	if (ic_step_recv(ic, 1, &a) ||
+	    ic_post_send(ic, IBV_WR_RDMA_WRITE, 1, IBV_SEND_SIGNALED, sg, 3, a.addr, a.rkey) ||
+	    ic_post_send(ic, IBV_WR_SEND, 2, IBV_SEND_SIGNALED, sg, 3, 0, 0) ||
+	    ic_expect_wc(ic, ic->conn.scq, 1, IBV_WC_SUCCESS, NULL) ||
+	    ic_expect_wc(ic, ic->conn.scq, 2, IBV_WC_SUCCESS, NULL))
+		return -1;
+	return ic_step_send(ic, 2, NULL);
+}

@@ -41,6 +41,10 @@ const struct ic_check ic_checks[] = {
 	{ "unsignaled", "T10; verbs §8.1.3.1",
 	  "10 unsignaled Sends and a signaled one: one send completion, 11 Receives",
 	  HALVES(ck_unsignaled_srv, ck_unsignaled_cli) },
+	{ "scatter_gather", "verbs §8.1.2; RFC 5041 §5.3",
+	  "a 111-octet message gathered from 3 SGEs, written and sent: the Write places it whole, "
+	  "the Receive scatters it over 3 SGEs, nothing between them",
+	  HALVES(ck_sgl_srv, ck_sgl_cli) },
 	{ "srq_limit", "T39; verbs §6.3",
 	  "5 Sends into an S-RQ of 8 Receives armed at 4: each in one Receive, one limit event",
 	  .prep = ck_srq_prep, HALVES(ck_srq_srv, ck_srq_cli) },
@@ -65,6 +69,16 @@ const struct ic_check ic_checks[] = {
 	{ "recv_too_small", "T12; RFC 5041 §7.2; verbs §8.1.2.1",
 	  "a 100-octet Send into a 64-octet Receive: IBV_WC_LOC_LEN_ERR, nothing beyond the 64, "
 	  "responder in ERR, requester QP_FATAL", HALVES(ck_recv_small_srv, ck_recv_small_cli) },
+	{ "read_out_of_bounds", "T15; RFC 5040 §4.8, §5.2; verbs §8.3.3",
+	  "a Read one octet past the source reads nothing: responder QP_ACCESS_ERR, requester's "
+	  "Read in error, QP_FATAL, both QPs in ERR", HALVES(ck_read_bounds_srv, ck_read_prot_cli) },
+	{ "read_no_rights", "T16; RFC 5040 §4.8, §5.2; verbs §7.4.2",
+	  "a Read of a source without Remote Read: as read_out_of_bounds",
+	  HALVES(ck_read_rights_srv, ck_read_prot_cli) },
+	{ "send_no_receive", "T13; verbs §6.3.5, §8.1.2.1",
+	  "a Send to a QP with no Receive: the responder terminates (QP_REQ_ERR, ERR; requester "
+	  "QP_FATAL) or holds it for the next Receive, with no error",
+	  HALVES(ck_send_no_recv_srv, ck_send_no_recv_cli) },
 	{ "disconnect_flush", "T34; verbs §6.2.2.2, §6.2.5",
 	  "after rdma_disconnect both sides see DISCONNECTED, Receives flushed, QPs out of RTS",
 	  HALVES(ck_disconnect_srv, ck_disconnect_cli) },

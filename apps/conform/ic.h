@@ -17,6 +17,7 @@
 #define IC_MAXBUF 16
 #define IC_WHY 480       /* length of a verdict's reason */
 #define IC_NAME 64
+#define IC_SGES 3        /* SGEs per WR of every check's QP, where the device has them */
 
 enum ic_verdict { IC_PASS, IC_FAIL, IC_NA };
 
@@ -136,6 +137,7 @@ int ic_post_recv(struct ic *ic, uint64_t wr_id, struct ic_buf *b, size_t off, ui
 int ic_expect_async(struct ic *ic, enum ibv_event_type type);
 int ic_expect_async_on(struct ic *ic, enum ibv_event_type type, const void *res);
 int ic_expect_no_async(struct ic *ic, int ms);
+bool ic_async_within(struct ic *ic, int ms, enum ibv_event_type *type);
 void ic_drain_async(struct ic *ic);
 int ic_expect_qp_state(struct ic *ic, struct ibv_qp *qp, enum ibv_qp_state want);
 int ic_expect_qp_idle(struct ic *ic, struct ibv_qp *qp);

@@ -115,6 +115,12 @@ int ic_cm_resolve(struct ic *ic, const char *addr, const char *port)
 	return rc;
 }
 
+/* SGEs per WR: IC_SGES (the scatter/gather check's), or all the device has if fewer. */
+static uint32_t sges(const struct ic *ic)
+{
+	return ic->dev.max_sge < IC_SGES ? (uint32_t)ic->dev.max_sge : IC_SGES;
+}
+
 static int conn_setup(struct ic *ic, struct rdma_cm_id *id)
 {
 	struct ic_conn *c = &ic->conn;
@@ -126,8 +132,8 @@ static int conn_setup(struct ic *ic, struct rdma_cm_id *id)
 	EXPECT(ic, c->scq && c->rcq, "ibv_create_cq(%d) failed: %s", IC_CQE, strerror(errno));
 	struct ibv_qp_init_attr qa = { .send_cq = c->scq, .recv_cq = c->rcq,
 		.srq = ic->srq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1,
-			 .max_recv_sge = 1 } };
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = sges(ic),
+			 .max_recv_sge = sges(ic) } };
 	EXPECT(ic, rdma_create_qp(id, ic->pd, &qa) == 0, "rdma_create_qp failed: %s",
 	       strerror(errno));
 	c->qp = id->qp;

@@ -146,6 +146,22 @@ int ic_expect_async(struct ic *ic, enum ibv_event_type type)
 	return ic_expect_async_on(ic, type, ic->conn.qp);
 }
 
+/* Whether an async event comes within ms (then acked, its type in *type). */
+bool ic_async_within(struct ic *ic, int ms, enum ibv_event_type *type)
+{
+	struct pollfd pfd = { ic->ctx->async_fd, POLLIN, 0 };
+	struct ibv_async_event ev;
+	long long end = ic_now_ms() + ms;
+	for (long long left = ms; left > 0; left = end - ic_now_ms()) {
+		if (poll(&pfd, 1, (int)left) <= 0 || ibv_get_async_event(ic->ctx, &ev) != 0)
+			continue;
+		*type = ev.event_type;
+		ibv_ack_async_event(&ev);
+		return true;
+	}
+	return false;
+}
+
 int ic_expect_no_async(struct ic *ic, int ms)
 {
 	struct pollfd pfd = { ic->ctx->async_fd, POLLIN, 0 };

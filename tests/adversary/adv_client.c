@@ -1,4 +1,5 @@
-/* adv_client: the real client that must still be served after every attack on adv_target.
+/* adv_client: the real client that must still be served after every attack on the wire
+ * target (iwarp-conform --wire-target).
  * It connects, reads the regions from the MPA Reply, writes a pattern into W and reads it
  * back, reads R and checks its fill, sends a message and checks the echo, then disconnects.
  *
@@ -85,7 +86,7 @@ static int run(struct vx_conn *c)
 	}
 	memcpy(&info, c->peer_data, sizeof info);
 	if (be32toh(info.magic) != WT_MAGIC) {
-		fputs("adv_client: not an adv_target\n", stderr);
+		fputs("adv_client: not a wire target\n", stderr);
 		goto out;
 	}
 	rc = check_w(c, mr, &info.region[WT_W]) || check_r(c, mr, &info.region[WT_R]) ||

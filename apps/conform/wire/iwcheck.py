@@ -28,7 +28,7 @@ class NoEnhanced(Fail):
 
 
 class Info:
-    """adv_target's regions (adv_proto.h), from the MPA Reply's private data."""
+    """The wire target's regions (wt_proto.h), from the MPA Reply's private data."""
 
     def __init__(self, pd):
         if len(pd) < 88:
@@ -36,7 +36,7 @@ class Info:
         magic, self.stale, self.recv_count, self.recv_len, self.ird, _ = \
             struct.unpack(">6I", pd[:24])
         if magic != 0x41445631:
-            raise Fail("reply private data is not adv_target's")
+            raise Fail("reply private data is not a wire target's")
         self.region = {}
         for i, name in enumerate("WRLF"):
             self.region[name] = struct.unpack(">QII", pd[24 + 16 * i:40 + 16 * i])
@@ -61,7 +61,7 @@ class Peer:
         self.s.sendall(iw.mpa_frame(iw.REQ_KEY, flags, rev, pdata, pd_len))
 
     def reply(self):
-        """The MPA Reply as (flags, rev, pdata), or None if the server closed instead."""
+        """The MPA Reply as (flags, rev, pdata), or None if the target closed instead."""
         end = time.time() + TERM_WAIT
         while True:
             got = iw.parse_mpa_frame(self.buf)
@@ -85,10 +85,10 @@ class Peer:
             self.request(flags)
         r = self.reply()
         if r is None:
-            raise Fail("server closed instead of replying to a valid MPA Request")
+            raise Fail("the target closed instead of replying to a valid MPA Request")
         flags, rev, pdata = r
         if flags & iw.FLAG_R:
-            raise Fail("server rejected a valid MPA Request")
+            raise Fail("the target rejected a valid MPA Request")
         crc_on = bool((flags | (iw.FLAG_C if crc else 0)) & iw.FLAG_C)
         self.tx = iw.Tx(crc_on, bool(flags & iw.FLAG_M))
         self.rx = iw.Rx(crc_on, markers)
@@ -107,12 +107,12 @@ class Peer:
     def _recv_some(self, end):
         left = end - time.time()
         if left <= 0:
-            raise Silent("nothing from the server in time")
+            raise Silent("nothing from the target in time")
         self.s.settimeout(left)
         try:
             data = self.s.recv(65536)
         except socket.timeout:
-            raise Silent("nothing from the server in time")
+            raise Silent("nothing from the target in time")
         except ConnectionResetError:
             return False
         if not data:
@@ -132,23 +132,27 @@ class Peer:
         self.send(u)
 
     def ulpdus(self, wait=TERM_WAIT):
-        """Yields the ULPDUs the server sends until it closes; raises on a silent server."""
+        """Yields the ULPDUs the target sends until it closes; raises on a silent target."""
         end = time.time() + wait
         while True:
             got = self.rx.next_ulpdu()
             if got:
                 u, crc_ok = got
                 if not crc_ok:
-                    raise Fail("the server sent an FPDU with a bad CRC")
+                    raise Fail("the target sent an FPDU with a bad CRC")
                 yield iw.parse_ulpdu(u)
                 continue
             if not self._recv_some(end):
                 return
 
     def terminate(self, wait=TERM_WAIT):
-        """The server's Terminate (its other ULPDUs skipped); then it must close."""
+        """The target's Terminate (its other ULPDUs skipped, the octets of its Read
+        Responses counted in read_octets); then it must close."""
         term = None
+        self.read_octets = 0
         for d in self.ulpdus(wait):
+            if d["opcode"] == iw.READ_RESP and d["tagged"]:
+                self.read_octets += len(d["payload"])
             if d["opcode"] == iw.TERMINATE and not d["tagged"]:
                 if term is not None:
                     raise Fail("two Terminates")
@@ -156,7 +160,7 @@ class Peer:
         return term
 
     def closed(self, wait=TERM_WAIT):
-        """True once the server closes; fails on a silent open connection."""
+        """True once the target closes; fails on a silent open connection."""
         end = time.time() + wait
         while self._recv_some(end):
             pass
@@ -455,10 +459,12 @@ def check_term(p, want):
         term = p.terminate()
     except Silent:
         raise Silent(f"no Terminate (want {code_str(want) if want != ANY else 'one'}) and no "
-                     f"close within {TERM_WAIT:.0f} s")
+                     f"close within {TERM_WAIT:.0f} s" + served(p))
+    if p.read_octets:
+        raise Fail("the refused exchange was answered" + served(p))
     if term is None:
         raise Fail(f"no Terminate (want {code_str(want) if want != ANY else 'one'}); "
-                   "the server just closed")
+                   "the target just closed")
     got = (term["layer"], term["etype"], term["ecode"])
     if want != ANY:
         for g, w in zip(got, want):
@@ -469,11 +475,17 @@ def check_term(p, want):
     return code_str(got)
 
 
+def served(p):
+    """What the target gave out in Read Responses to an exchange it must refuse."""
+    n = getattr(p, "read_octets", 0)
+    return f"; the target sent {n} octets of Read Response" if n else ""
+
+
 def check_refused(p):
     """A refused handshake: an MPA Reply with R set (or none), then the close."""
     r = p.reply()
     if r is not None and not r[0] & iw.FLAG_R:
-        raise Fail("the server accepted a request it must refuse")
+        raise Fail("the target accepted a request it must refuse")
     p.closed()
     return "rejected" if r is not None else "closed"
 
