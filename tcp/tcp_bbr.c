@@ -12,6 +12,8 @@
 #define MIN_CWND_SEGS 4u      /* enough for delayed ACKs to keep the ACK clock going */
 #define INIT_CWND_SEGS 10u
 #define PACING_MARGIN_PCT 1u  /* pace a little below the estimate, so queues drain */
+#define AGG_MAX_US 100000u    /* aggregation room: at most 100 ms at the bandwidth */
+#define AGG_EPOCH_MAX (1u << 20) /* octets: an epoch this long is no burst any more */
 
 static const uint32_t cycle_gain[TCP_BBR_CYCLE_LEN] = {
 	TCP_BBR_UNIT * 5 / 4, TCP_BBR_UNIT * 3 / 4, TCP_BBR_UNIT, TCP_BBR_UNIT,
@@ -63,6 +65,19 @@ uint32_t tcp_bbr_bdp(const struct tcp_bbr *b, uint64_t bw, uint32_t gain)
 	return v > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)v;
 }
 
+/* Room for the ACKs a receiver or the path holds back and releases at once: without it the
+ * sender stalls, its window full, until the burst arrives. Only once STARTUP is over, whose
+ * gain leaves room enough. */
+static uint32_t agg_room(const struct tcp_bbr *b, uint64_t bw)
+{
+	uint64_t room = b->agg_max[0] > b->agg_max[1] ? b->agg_max[0] : b->agg_max[1];
+	uint64_t cap = bw * AGG_MAX_US / 1000000u;
+
+	if (!b->full_bw_reached)
+		return 0;
+	return (uint32_t)(room < cap ? room : cap);
+}
+
 /* The BDP plus room for segments the sender and receiver hold back (whole segments, delayed
  * ACKs), and two more while PROBE_BW probes. */
 static uint32_t target_inflight(const struct tcp_bbr *b, uint64_t bw, uint32_t gain)
@@ -105,6 +120,34 @@ static void update_bw(struct tcp_bbr *b, const struct tcp_bbr_ack *a)
 	/* an application-limited sample only shows a lower bound of the path's rate */
 	if (!rs->app_limited || bw >= tcp_bbr_bw(b))
 		bw_filter_add(b, bw);
+}
+
+/* The aggregation estimate: an epoch starts whenever the ACKs are no more than the bandwidth
+ * explains; what they deliver beyond it within the epoch is the burst. */
+static void update_aggregation(struct tcp_bbr *b, const struct tcp_bbr_ack *a, uint32_t cwnd)
+{
+	uint32_t acked = a->rs->acked;
+	uint64_t expected, extra;
+
+	if (!a->rs->valid || !acked)
+		return;
+	if (b->round_start && ++b->agg_rounds >= TCP_BBR_AGG_ROUNDS) {
+		b->agg_rounds = 0;
+		b->agg_idx ^= 1;
+		b->agg_max[b->agg_idx] = 0;
+	}
+	expected = tcp_bbr_bw(b) * (a->now_us - b->agg_epoch_us) / 1000000u;
+	if (b->agg_epoch_acked <= expected || b->agg_epoch_acked + acked >= AGG_EPOCH_MAX) {
+		b->agg_epoch_acked = 0;
+		b->agg_epoch_us = a->now_us;
+		expected = 0;
+	}
+	b->agg_epoch_acked += acked;
+	extra = b->agg_epoch_acked > expected ? b->agg_epoch_acked - expected : 0;
+	if (extra > cwnd)
+		extra = cwnd;
+	if (extra > b->agg_max[b->agg_idx])
+		b->agg_max[b->agg_idx] = (uint32_t)extra;
 }
 
 static void enter_probe_bw(struct tcp_bbr *b, uint64_t now_us)
@@ -290,7 +333,7 @@ static void set_cwnd(struct tcp_bbr *b, const struct tcp_bbr_ack *a, uint32_t *c
 	uint32_t acked = a->rs->acked, target;
 
 	if (acked && !recover_or_restore(b, a, cwnd)) {
-		target = target_inflight(b, tcp_bbr_bw(b), b->cwnd_gain);
+		target = target_inflight(b, tcp_bbr_bw(b), b->cwnd_gain) + agg_room(b, tcp_bbr_bw(b));
 		if (b->full_bw_reached)
 			*cwnd = min_u32(*cwnd + acked, target);
 		else if (*cwnd < target || a->delivered < INIT_CWND_SEGS * b->smss)
@@ -304,6 +347,7 @@ static void set_cwnd(struct tcp_bbr *b, const struct tcp_bbr_ack *a, uint32_t *c
 void tcp_bbr_on_ack(struct tcp_bbr *b, const struct tcp_bbr_ack *a, uint32_t *cwnd)
 {
 	update_bw(b, a);
+	update_aggregation(b, a, *cwnd);
 	update_cycle_phase(b, a);
 	check_full_bw(b, a);
 	check_drain(b, a);

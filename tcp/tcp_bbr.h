@@ -22,6 +22,7 @@ enum tcp_bbr_mode { TCP_BBR_STARTUP, TCP_BBR_DRAIN, TCP_BBR_PROBE_BW, TCP_BBR_PR
 #define TCP_BBR_MIN_RTT_US 10000000u       /* the RTT filter's window */
 #define TCP_BBR_PROBE_RTT_US 200000u       /* time PROBE_RTT holds the small window */
 #define TCP_BBR_CYCLE_LEN 8u
+#define TCP_BBR_AGG_ROUNDS 5u              /* the aggregation filter's half window */
 
 struct tcp_bbr {
 	enum tcp_bbr_mode mode;
@@ -52,6 +53,11 @@ struct tcp_bbr {
 	/* recovery: the cwnd to restore, packet conservation for the first round */
 	uint32_t prior_cwnd;
 	bool prev_in_recovery, packet_conservation;
+	/* ACK aggregation: octets acknowledged beyond what the bandwidth explains since the
+	 * epoch began; the largest of two windows of TCP_BBR_AGG_ROUNDS rounds each */
+	uint64_t agg_epoch_us, agg_epoch_acked;
+	uint32_t agg_max[2];
+	uint32_t agg_idx, agg_rounds;
 	bool want_app_limited;                 /* PROBE_RTT: the caller marks the rate sampler */
 	uint64_t pacing_rate;                  /* octets per second, 0 before the first estimate */
 };

@@ -3,7 +3,8 @@
  * flight is down to the BDP, PROBE_BW cycles 1.25, 0.75 and six rounds of 1 (the probe
  * lasting until the flight reached its target), PROBE_RTT comes when the RTT minimum is 10 s
  * old, holds 4 segments for 200 ms and a round, and gives the window back; the bandwidth
- * filter forgets after 10 rounds; recovery conserves packets for a round and restores cwnd. */
+ * filter forgets after 10 rounds; cwnd keeps room for ACKs that come in bursts (at most 100 ms
+ * at the bandwidth); recovery conserves packets for a round and restores cwnd. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -161,10 +162,12 @@ static void test_drain_then_gain_cycle(void **state)
 
 	(void)state;
 	to_probe_bw(&s);
-	/* cwnd: 2 x BDP plus the segments held back, never more */
-	for (int i = 0; i < 100; i++)
-		round_at(&s, BW);
-	assert_true(s.cwnd <= 2 * BDP + 5 * MSS && s.cwnd >= 2 * BDP);
+	/* ACKs spread over the round (ten a round): cwnd is 2 x BDP plus the segments held back
+	 * and one ACK's worth of aggregation room, never more */
+	for (int i = 0; i < 1000; i++)
+		ack_dt(&s, BW, RTT / 10, i % 10 == 0);
+	assert_true(s.cwnd >= 2 * BDP);
+	assert_true(s.cwnd <= 2 * BDP + 5 * MSS + BDP / 10);
 	to_probe_bw(&s);
 	/* 1.25 does not end after one RTT while the flight is below its target ... */
 	s.inflight = (uint32_t)BDP;
@@ -190,6 +193,32 @@ static void test_drain_then_gain_cycle(void **state)
 	assert_int_equal(idx[4], 7);
 	assert_int_equal(idx[5], 0);
 	assert_int_equal(s.b.mode, TCP_BBR_PROBE_BW);
+}
+
+/* One ACK a round trip for the whole round's data (a receiver that acknowledges in bursts):
+ * cwnd keeps a round's worth of room beyond 2 x BDP, so the sender is not stalled waiting
+ * for the burst; the room is bounded by 100 ms at the bandwidth. */
+static void test_aggregation_room(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	to_probe_bw(&s);
+	for (int i = 0; i < 100; i++)
+		round_at(&s, BW);
+	assert_true(s.cwnd >= 3 * BDP && s.cwnd <= 3 * BDP + 5 * MSS);
+	/* a 1 s round trip: the burst would be a second's worth; 100 ms at most */
+	sim_init(&s, 0);
+	s.rtt = 1000000;
+	s.inflight = 500 * MSS;
+	for (int i = 0; i < 4; i++)
+		ack_dt(&s, BW, 1000000, true);
+	s.inflight = 0;
+	for (int i = 0; i < 100; i++)
+		ack_dt(&s, BW, 1000000, true);
+	assert_int_equal(s.b.mode, TCP_BBR_PROBE_BW);
+	assert_true(s.cwnd <= 2 * BW + BW / 10 + 5 * MSS);
+	assert_true(s.cwnd >= 2 * BW + BW / 10);
 }
 
 static void test_random_phase_never_drains_first(void **state)
@@ -309,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_startup_goes_on_while_growing),
 		cmocka_unit_test(test_app_limited_rounds_do_not_end_startup),
 		cmocka_unit_test(test_drain_then_gain_cycle),
+		cmocka_unit_test(test_aggregation_room),
 		cmocka_unit_test(test_random_phase_never_drains_first),
 		cmocka_unit_test(test_probe_rtt_after_ten_seconds),
 		cmocka_unit_test(test_new_minimum_postpones_probe_rtt),
