@@ -165,8 +165,10 @@ static int set_cc(struct dpdk_cfg *c, const char *v, char *why, size_t wl)
 		c->cc = TCP_CC_NEWRENO;
 	else if (strcmp(v, "cubic") == 0)
 		c->cc = TCP_CC_CUBIC;
+	else if (strcmp(v, "bbr") == 0)
+		c->cc = TCP_CC_BBR;
 	else {
-		snprintf(why, wl, "'%s' is not newreno or cubic", v);
+		snprintf(why, wl, "'%s' is not newreno, cubic or bbr", v);
 		return -EINVAL;
 	}
 	return 0;

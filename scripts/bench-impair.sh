@@ -24,7 +24,7 @@
 # unset: build-release, made by scripts/build-release.sh), BENCH_ROUNDS (5), BENCH_PROFILES
 # ("clean A B"), BENCH_PAIRS ("kk ee"), BENCH_BYTES_clean / _A / _B (256M, 16M, 64M),
 # BENCH_KERNEL_CC, BENCH_ENGINE_CC (each end's congestion control: cubic, as Debian's kernel
-# has by default; the engine has newreno and cubic; ktcp_peer sets the kernel's per socket,
+# has by default; the engine has newreno, cubic and bbr; ktcp_peer sets the kernel's per socket,
 # KTCP_CC), BENCH_TIMEOUT (a transfer's limit, 300 s; one that fails counts 0), BENCH_LOGS (a
 # directory to keep every log in), BENCH_NO_BUILD (not empty: use BUILD_DIR as it is),
 # BENCH_STRICT (not empty: exit 1 when a transfer did not complete; the smoke test in

@@ -200,6 +200,7 @@ bool tcp_ack_process(struct tcp_conn *c, const struct tcp_seg *seg)
 {
 	uint32_t ack = seg->ack, newly = 0, old_una = c->snd_una;
 	uint32_t old_sacked = c->rack.sacked_bytes;
+	uint32_t prior_pipe = tcp_rack_pipe(&c->rack, c->snd_una, c->snd_max);
 	/* RFC 7323 2.2: the window of a SYN is never scaled. */
 	uint32_t wnd = seg->flags & TCP_F_SYN ? seg->wnd : (uint32_t)seg->wnd << c->snd_wscale;
 
@@ -227,7 +228,7 @@ bool tcp_ack_process(struct tcp_conn *c, const struct tcp_seg *seg)
 		dupack(c);
 	}
 	if (tcp_recovery_on(c) && c->state >= TCP_ESTABLISHED) {
-		tcp_recovery_on_ack(c, seg, old_una, old_sacked);
+		tcp_recovery_on_ack(c, seg, old_una, old_sacked, prior_pipe);
 		if (c->snd_una != c->snd_max)
 			tcp_tlp_arm(c); /* the probe timer runs from the last ACK */
 	}

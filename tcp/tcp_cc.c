@@ -1,6 +1,7 @@
-/* Congestion control common to both algorithms: RFC 5681 slow start and fast recovery with
+/* Congestion control common to the algorithms: RFC 5681 slow start and fast recovery with
  * RFC 6582 NewReno partial ACKs, RFC 3465 byte counting, and NewReno's congestion avoidance.
- * CUBIC (tcp_cubic.c) replaces the decrease factor and the avoidance growth only. */
+ * CUBIC (tcp_cubic.c) replaces the decrease factor and the avoidance growth only; BBR
+ * (tcp_bbr.c) replaces the window's growth and its response to loss. */
 #include "tcp_cc.h"
 
 #include <string.h>
@@ -30,6 +31,24 @@ void tcp_cc_init(struct tcp_cc *cc, enum tcp_cc_algo algo, uint32_t smss)
 	cc->ssthresh = SSTHRESH_INFINITE;
 	if (algo == TCP_CC_CUBIC)
 		tcp_cubic_reset(cc);
+	if (algo == TCP_CC_BBR)
+		cc->cwnd = tcp_bbr_init(&cc->bbr, cc->smss, 0);
+}
+
+void tcp_cc_seed(struct tcp_cc *cc, uint32_t rand)
+{
+	cc->bbr.rand = rand;
+}
+
+void tcp_cc_bbr_ack(struct tcp_cc *cc, const struct tcp_bbr_ack *a)
+{
+	if (cc->algo == TCP_CC_BBR)
+		tcp_bbr_on_ack(&cc->bbr, a, &cc->cwnd);
+}
+
+uint64_t tcp_cc_pacing_rate(const struct tcp_cc *cc)
+{
+	return cc->algo == TCP_CC_BBR ? cc->bbr.pacing_rate : 0;
 }
 
 /* RFC 7661's idea, simplified: the window only grows while the sender uses at least half of
@@ -65,7 +84,7 @@ static uint32_t slow_start(struct tcp_cc *cc, uint32_t acked)
 void tcp_cc_on_ack(struct tcp_cc *cc, uint32_t acked, uint64_t now_us, uint32_t srtt_us,
 		   uint32_t flight)
 {
-	if (acked == 0 || !cwnd_limited(cc, flight))
+	if (acked == 0 || !cwnd_limited(cc, flight) || cc->algo == TCP_CC_BBR)
 		return;
 	if (cc->cwnd < cc->ssthresh) {
 		acked = slow_start(cc, acked);
@@ -90,9 +109,14 @@ void tcp_cc_enter_recovery(struct tcp_cc *cc, uint32_t flight, uint32_t snd_max,
 			   uint64_t now_us)
 {
 	(void)now_us; /* the CUBIC epoch starts at the first ACK after recovery */
+	cc->recover = snd_max;
+	if (cc->algo == TCP_CC_BBR) {
+		tcp_bbr_on_loss_event(&cc->bbr, cc->cwnd, false);
+		cc->in_recovery = true;
+		return;
+	}
 	cc->ssthresh = loss_ssthresh(cc, flight);
 	cc->cwnd = cc->ssthresh + 3 * cc->smss;
-	cc->recover = snd_max;
 	cc->in_recovery = true;
 	cc->bytes_acked = 0;
 }
@@ -129,7 +153,9 @@ void tcp_cc_on_rto(struct tcp_cc *cc, uint32_t flight, uint32_t snd_max, uint64_
 	/* A timeout repeated before the window grew again (cwnd still one segment) must not
 	 * shrink ssthresh further: the flight then is only the retransmission (5681 eq. 4 is
 	 * meant for the first timeout of a window). */
-	if (cc->cwnd > cc->smss || cc->in_recovery)
+	if (cc->algo == TCP_CC_BBR)
+		tcp_bbr_on_loss_event(&cc->bbr, cc->cwnd, true);
+	else if (cc->cwnd > cc->smss || cc->in_recovery)
 		cc->ssthresh = loss_ssthresh(cc, flight);
 	cc->cwnd = cc->smss;
 	cc->recover = snd_max;
@@ -154,6 +180,8 @@ void tcp_cc_set_smss(struct tcp_cc *cc, uint32_t smss)
 	 * IW by SMSS). Otherwise keep the octet count but never below one segment. */
 	bool at_iw = cc->cwnd == initial_window(cc->smss);
 	cc->smss = smss;
+	if (cc->algo == TCP_CC_BBR)
+		cc->bbr.smss = smss;
 	if (at_iw)
 		cc->cwnd = initial_window(smss);
 	cc->cwnd = max_u32(cc->cwnd, smss);

@@ -80,6 +80,15 @@ void tcp_conn_init_send(struct tcp_conn *c, uint32_t iss)
 	c->rtt_seq = iss;
 }
 
+/* BBR's rate samples come from RACK's log, which only a SACK connection keeps: without SACK
+ * the connection uses CUBIC. */
+static enum tcp_cc_algo cc_for(const struct tcp_conn *c)
+{
+	if (c->s->cfg.cc == TCP_CC_BBR && !c->sack_ok)
+		return TCP_CC_CUBIC;
+	return c->s->cfg.cc;
+}
+
 /* Options of the peer's SYN (RFC 9293 3.7.1, RFC 7323 2.2/3.2, RFC 2018 2): an option holds
  * only when both sides offered it. */
 void tcp_conn_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg *seg)
@@ -101,7 +110,11 @@ void tcp_conn_apply_syn_opts(struct tcp_conn *c, const struct tcp_seg *seg)
 	if (mss < 64)
 		mss = 64;
 	c->snd_mss = (uint16_t)mss;
-	tcp_cc_init(&c->cc, c->s->cfg.cc, mss);
+	tcp_cc_init(&c->cc, cc_for(c), mss);
+	tcp_cc_seed(&c->cc, c->iss);
+	/* only BBR reads the delivery rate: the others do not pay for its snapshots */
+	tcp_rate_init(&c->rate);
+	c->rack.rate = c->cc.algo == TCP_CC_BBR ? &c->rate : NULL;
 	c->st.snd_mss = mss;
 	c->st.rcv_mss = c->rcv_mss;
 }

@@ -188,6 +188,8 @@ struct tcp_conn {
 	uint64_t rxt_round_us;     /* SACK recovery without RACK: holes last retransmitted */
 	uint32_t tlp_ts;           /* TSval of the last tail loss probe */
 	struct tcp_rack rack;      /* RACK's segment log and state (tcp_recovery.c) */
+	struct tcp_rate rate;      /* delivery-rate sampler, on the log's entries (BBR only) */
+	uint64_t pace_next_us;     /* pacing: no data segment leaves before (tcp_pace.c) */
 	struct tcp_prr prr;        /* PRR during a SACK recovery */
 	/* undo of a spurious recovery: the window before it, the retransmissions it made,
 	 * the DSACKs for them, the TSval (0: none yet) and end of its first retransmission,
@@ -208,6 +210,7 @@ struct tcp_conn {
 	struct tcp_timer t_rtx, t_persist, t_delack, t_ka; /* t_ka also TIME_WAIT / FIN_WAIT_2 */
 	struct tcp_timer t_tlp;    /* tail loss probe (RFC 8985 7, simplified) */
 	struct tcp_timer t_reo;    /* RACK's reordering timer (RFC 8985 6.2 step 5) */
+	struct tcp_timer t_pace;   /* pacing: the next data segment may leave */
 
 	struct tcp_conn_stats st;
 };
@@ -378,17 +381,25 @@ void tcp_tlp_arm(struct tcp_conn *c);
 void tcp_delack_arm(struct tcp_conn *c);
 void tcp_ka_reset(struct tcp_conn *c);
 void tcp_timer_arm_ms(struct tcp_conn *c, struct tcp_timer *t, uint64_t ms);
+void tcp_timer_arm_us(struct tcp_conn *c, struct tcp_timer *t, uint64_t us);
 void tcp_reo_arm(struct tcp_conn *c, uint64_t us);
 
 /* tcp_recovery.c: SACK loss recovery by RACK and PRR */
 bool tcp_recovery_on(const struct tcp_conn *c);  /* SACK, and RACK's log intact */
+/* prior_pipe: RACK's pipe before the ACK */
 void tcp_recovery_on_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t old_una,
-			 uint32_t old_sacked);
-void tcp_recovery_detect(struct tcp_conn *c);
+			 uint32_t old_sacked, uint32_t prior_pipe);
+uint32_t tcp_recovery_detect(struct tcp_conn *c); /* octets newly marked lost */
 void tcp_recovery_end(struct tcp_conn *c);
 void tcp_recovery_send(struct tcp_conn *c);
 void tcp_recovery_timer_init(struct tcp_conn *c);
 bool tcp_recovery_rto(struct tcp_conn *c);
+
+/* tcp_pace.c: pacing of data segments at the congestion control's rate */
+bool tcp_pace_wait(struct tcp_conn *c);          /* too early: the pacing timer is armed */
+void tcp_pace_sent(struct tcp_conn *c, uint32_t len);
+void tcp_pace_app_limited(struct tcp_conn *c);   /* the application hands over data */
+void tcp_pace_timer_init(struct tcp_conn *c);
 
 /* tcp_undo.c: undo of a spurious recovery */
 void tcp_undo_mark(struct tcp_conn *c);          /* a recovery or RTO starts */

@@ -97,6 +97,7 @@ static void after_send(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t f
 			c->flags &= ~TCPF_RTT_TIMING;
 	}
 	c->st.bytes_sent += len;
+	tcp_pace_sent(c, len);
 	if (len && c->state >= TCP_ESTABLISHED) {
 		tcp_rack_sent(&c->rack, seq, len, c->snd_max, tcp_now_us(s));
 		if (c->flags & TCPF_IN_RECOVERY)
@@ -235,9 +236,13 @@ void tcp_send_rst_conn(struct tcp_conn *c)
 	send_bare(c->s, &o);
 }
 
+/* BBR's cwnd is a bound on what is in the network, so SACKed octets never count against it;
+ * the loss-based algorithms count them outside recovery (RFC 5681's FlightSize). */
 uint32_t tcp_flight(const struct tcp_conn *c)
 {
-	if ((c->flags & TCPF_IN_RECOVERY) && tcp_recovery_on(c))
+	bool pipe = (c->flags & TCPF_IN_RECOVERY) || c->cc.algo == TCP_CC_BBR;
+
+	if (pipe && tcp_recovery_on(c))
 		return tcp_rack_pipe(&c->rack, c->snd_una, c->snd_max);
 	if ((c->flags & TCPF_IN_RECOVERY) && c->sack_ok)
 		return tcp_sack_snd_pipe(&c->sack_snd, c->snd_una, c->snd_max, c->snd_mss);
@@ -310,7 +315,7 @@ static bool send_data(struct tcp_conn *c)
 		uint32_t len = tcp_seg_len_at(c, c->snd_nxt, usable, c->snd_mss);
 		uint8_t fl = TCP_F_ACK | TCP_F_PSH;
 
-		if (!len || hold_back(c, len, usable))
+		if (!len || hold_back(c, len, usable) || tcp_pace_wait(c))
 			break;
 		if ((c->flags & TCPF_FIN_QUEUED) && c->snd_nxt + len == c->snd_end)
 			fl |= TCP_F_FIN;
@@ -395,7 +400,8 @@ void tcp_output(struct tcp_conn *c)
 			tcp_rtx_arm(c);
 		if (sent && !tcp_timer_armed(&c->t_tlp))
 			tcp_tlp_arm(c);
-	} else if (seq_lt(c->snd_nxt, c->snd_end) && !tcp_timer_armed(&c->t_persist)) {
+	} else if (seq_lt(c->snd_nxt, c->snd_end) && !tcp_timer_armed(&c->t_persist) &&
+		   !tcp_timer_armed(&c->t_pace)) {
 		tcp_persist_arm(c); /* data waits, nothing in flight: the window is too small */
 	}
 }

@@ -86,6 +86,12 @@ static void mark_lost(struct tcp_rack *r, struct tcp_rack_seg *e)
 	r->lost_bytes += e->len;
 }
 
+static void rate_sent(struct tcp_rack *r, struct tcp_rack_seg *e, bool idle, uint64_t now_us)
+{
+	if (r->rate)
+		tcp_rate_sent(r->rate, idle, now_us, &e->rate);
+}
+
 static void resent(struct tcp_rack *r, uint32_t seq, uint32_t end, uint64_t now_us)
 {
 	if (r->scan_set && seq_lt(seq, r->scan_seq))
@@ -96,17 +102,21 @@ static void resent(struct tcp_rack *r, uint32_t seq, uint32_t end, uint64_t now_
 		e->order = r->next_order++;
 		e->flags |= TCP_RSEG_RETRANS;
 		unmark_lost(r, e);
+		rate_sent(r, e, false, now_us);
 	}
 }
 
 static void append(struct tcp_rack *r, uint32_t seq, uint32_t len, uint64_t now_us)
 {
+	bool idle = r->cnt == 0; /* nothing outstanding: everything sent was acknowledged */
+
 	if (r->cnt == r->cap && !grow(r)) {
 		r->broken = true;
 		return;
 	}
 	*at(r, r->cnt++) = (struct tcp_rack_seg){
 		.seq = seq, .len = len, .xmit_us = now_us, .order = r->next_order++ };
+	rate_sent(r, at(r, r->cnt - 1), idle, now_us);
 }
 
 void tcp_rack_sent(struct tcp_rack *r, uint32_t seq, uint32_t len, uint32_t snd_max,
@@ -134,6 +144,10 @@ static void delivered(struct tcp_rack *r, const struct tcp_rack_seg *e,
 {
 	uint64_t rtt = a->now_us > e->xmit_us ? a->now_us - e->xmit_us : 0;
 	uint32_t end = seg_end(e);
+
+	if (r->rate)
+		tcp_rate_delivered(r->rate, &e->rate, e->len, e->xmit_us,
+				   e->flags & TCP_RSEG_RETRANS, a->now_us);
 
 	if (!r->fack_set || seq_gt(end, r->fack)) {
 		r->fack = end;
@@ -183,6 +197,8 @@ void tcp_rack_acked(struct tcp_rack *r, uint32_t una, const struct tcp_rack_ack 
 
 		if (e->flags & TCP_RSEG_SACKED)
 			r->sacked_bytes -= cut;
+		else if (r->rate)
+			tcp_rate_count(r->rate, cut, a->now_us);
 		if (e->flags & TCP_RSEG_LOST)
 			r->lost_bytes -= cut;
 		e->seq = una;

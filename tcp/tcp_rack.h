@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tcp_rate.h"
+
 enum {
 	TCP_RSEG_SACKED = 1u << 0,
 	TCP_RSEG_LOST = 1u << 1,
@@ -22,11 +24,13 @@ struct tcp_rack_seg {
 	uint64_t xmit_us;           /* the latest transmission */
 	uint32_t order;             /* its place among all transmissions (serial) */
 	uint8_t flags;
+	struct tcp_rate_snap rate;  /* delivery-rate snapshot of that transmission */
 };
 
 struct tcp_rack {
 	struct tcp_rack_seg *seg;   /* ring: cap entries from head, cnt used, sequence order */
 	uint32_t cap, head, cnt;
+	struct tcp_rate *rate;      /* NULL: no delivery-rate sampling */
 	bool broken;                /* the log could not grow: loss detection falls back */
 	uint32_t sacked_bytes;      /* octets of SACKed entries */
 	uint32_t lost_bytes;        /* octets of entries marked lost, not resent since */

@@ -57,17 +57,18 @@ static void rack_update(struct tcp_conn *c, const struct tcp_seg *seg)
 }
 
 /* RFC 8985 6.2 step 5, and the reordering timer for what is not yet overdue. */
-void tcp_recovery_detect(struct tcp_conn *c)
+uint32_t tcp_recovery_detect(struct tcp_conn *c)
 {
 	bool rec = c->flags & TCPF_IN_RECOVERY;
 	uint32_t reo = tcp_rack_reo_wnd(&c->rack, rec, c->snd_mss, c->rto.srtt_us);
 	uint64_t tmo;
+	uint32_t newly = tcp_rack_detect(&c->rack, tcp_now_us(c->s), reo, &tmo);
 
-	tcp_rack_detect(&c->rack, tcp_now_us(c->s), reo, &tmo);
 	if (tmo)
 		tcp_reo_arm(c, tmo);
 	else
 		tcp_timer_cancel(&c->s->wheel, &c->t_reo);
+	return newly;
 }
 
 /* RFC 6675 5 (and RFC 6582 3.2 step 1): a loss RACK marked starts recovery unless it belongs
@@ -109,15 +110,43 @@ static uint32_t delivered_by(const struct tcp_conn *c, uint32_t old_una, uint32_
 	return d > 0 ? (uint32_t)d : 0;
 }
 
-void tcp_recovery_on_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t old_una,
-			 uint32_t old_sacked)
+/* BBR instead of PRR: the ACK's delivery-rate sample updates the model, which sets cwnd and
+ * the pacing rate in recovery too. */
+static void bbr_ack(struct tcp_conn *c, uint32_t prior_pipe, uint32_t lost)
 {
+	uint64_t now = tcp_now_us(c->s);
+	struct tcp_rate_sample rs;
+	struct tcp_bbr_ack a;
+
+	tcp_rate_sample(&c->rate, c->rack.min_rtt_us, now, &rs);
+	a = (struct tcp_bbr_ack){
+		.now_us = now,
+		.delivered = c->rate.delivered,
+		.rs = &rs,
+		.lost = lost,
+		.inflight = tcp_rack_pipe(&c->rack, c->snd_una, c->snd_max),
+		.prior_inflight = prior_pipe,
+		.in_recovery = c->flags & TCPF_IN_RECOVERY,
+		.srtt_us = c->rto.have_sample ? c->rto.srtt_us : 0,
+	};
+	tcp_cc_bbr_ack(&c->cc, &a);
+	if (c->cc.bbr.want_app_limited)
+		tcp_rate_app_limited(&c->rate, a.inflight);
+}
+
+void tcp_recovery_on_ack(struct tcp_conn *c, const struct tcp_seg *seg, uint32_t old_una,
+			 uint32_t old_sacked, uint32_t prior_pipe)
+{
+	uint32_t lost;
+
 	rack_update(c, seg);
-	tcp_recovery_detect(c);
+	lost = tcp_recovery_detect(c);
 	tcp_undo_check(c, seg, old_una);
 	if (!(c->flags & TCPF_IN_RECOVERY))
 		maybe_enter(c);
-	if (c->flags & TCPF_IN_RECOVERY)
+	if (c->cc.algo == TCP_CC_BBR)
+		bbr_ack(c, prior_pipe, lost);
+	else if (c->flags & TCPF_IN_RECOVERY)
 		prr_ack(c, delivered_by(c, old_una, old_sacked));
 }
 
@@ -128,7 +157,8 @@ void tcp_recovery_end(struct tcp_conn *c)
 	c->flags &= ~TCPF_IN_RECOVERY;
 	c->cc.in_recovery = false;
 	c->cc.bytes_acked = 0;
-	if (!c->rec_rto || c->cc.cwnd > c->cc.ssthresh)
+	/* BBR gives its window back on this ACK's sample instead (tcp_bbr.c) */
+	if (c->cc.algo != TCP_CC_BBR && (!c->rec_rto || c->cc.cwnd > c->cc.ssthresh))
 		c->cc.cwnd = c->cc.ssthresh;
 	tcp_rack_recovery_done(&c->rack);
 }
@@ -146,6 +176,8 @@ void tcp_recovery_send(struct tcp_conn *c)
 			uint32_t pipe = tcp_flight(c);
 			uint32_t l;
 
+			if (tcp_pace_wait(c))
+				return;
 			if (c->cc.cwnd <= pipe || c->cc.cwnd - pipe < (end - seq < c->snd_mss
 								    ? end - seq : c->snd_mss))
 				return;
@@ -167,7 +199,7 @@ static void reo_fire(struct tcp_timer *t, void *arg)
 		return;
 	tcp_recovery_detect(c);
 	maybe_enter(c);
-	if (c->flags & TCPF_IN_RECOVERY)
+	if ((c->flags & TCPF_IN_RECOVERY) && c->cc.algo != TCP_CC_BBR)
 		prr_ack(c, 0);
 	tcp_output(c);
 }

@@ -505,6 +505,9 @@ ssize_t tcp_send_take(struct tcp_conn *c, const struct iovec *iov, unsigned iovc
 {
 	size_t space = tcp_sq_space(c), n = total < space ? total : space;
 
+	/* a full queue limits the sender, not the application */
+	if (space)
+		tcp_pace_app_limited(c);
 	if (c->rec_len) {
 		ssize_t w = tcp_rec_whole(c, iov, iovcnt, total, space);
 

@@ -93,7 +93,7 @@ static int cfg_check(const struct tcp_stack_cfg *c)
 		return -EINVAL;
 	if (c->max_conns > (1u << 22))
 		return -EINVAL;
-	if (c->cc != TCP_CC_NEWRENO && c->cc != TCP_CC_CUBIC)
+	if (c->cc != TCP_CC_NEWRENO && c->cc != TCP_CC_CUBIC && c->cc != TCP_CC_BBR)
 		return -EINVAL;
 	return 0;
 }

@@ -24,6 +24,11 @@ void tcp_timer_arm_ms(struct tcp_conn *c, struct tcp_timer *t, uint64_t ms)
 	arm_us(c, t, ms * 1000);
 }
 
+void tcp_timer_arm_us(struct tcp_conn *c, struct tcp_timer *t, uint64_t us)
+{
+	arm_us(c, t, us);
+}
+
 void tcp_reo_arm(struct tcp_conn *c, uint64_t us)
 {
 	arm_us(c, &c->t_reo, us);
@@ -266,6 +271,7 @@ void tcp_timers_init(struct tcp_conn *c)
 	tcp_timer_init(&c->t_ka, ka_fire, c);
 	tcp_timer_init(&c->t_tlp, tlp_fire, c);
 	tcp_recovery_timer_init(c);
+	tcp_pace_timer_init(c);
 }
 
 void tcp_timers_cancel_all(struct tcp_conn *c)
@@ -276,4 +282,5 @@ void tcp_timers_cancel_all(struct tcp_conn *c)
 	tcp_timer_cancel(&c->s->wheel, &c->t_ka);
 	tcp_timer_cancel(&c->s->wheel, &c->t_tlp);
 	tcp_timer_cancel(&c->s->wheel, &c->t_reo);
+	tcp_timer_cancel(&c->s->wheel, &c->t_pace);
 }

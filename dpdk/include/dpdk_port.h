@@ -12,7 +12,7 @@
  *   mac     02:00:00:00:00:01 (default: the port's own)
  *   mtu     IP MTU (default 1500)
  *   pcap    file: capture every frame in and out (libpcap format, Wireshark reads it)
- *   sndbuf, rcvbuf   per-connection octets;   cc   newreno | cubic
+ *   sndbuf, rcvbuf   per-connection octets;   cc   newreno | cubic | bbr
  *   spin_us how long the poll thread keeps polling after the last packet before it naps
  *           (default 200); nap_us the nap (default 50)
  *   mbufs   mbufs in the port's receive pool (default 5119 at MTU 1500): only rx_burst takes

@@ -2,7 +2,7 @@
  *
  * One stack = one IPv4 interface (Ethernet, ARP, IPv4, ICMP echo: tcp/net.h) plus TCP per
  * RFC 9293 with RFC 7323 (window scale, timestamps, PAWS), RFC 2018/6675 (SACK), RFC 6298
- * (RTO, Karn), RFC 5681/6582 (NewReno) or RFC 9438 (CUBIC), RFC 5961 (challenge ACKs) and
+ * (RTO, Karn), RFC 5681/6582 (NewReno), RFC 9438 (CUBIC) or BBR v1 with pacing, RFC 5961 (challenge ACKs) and
  * RFC 6528 (initial sequence numbers). Connections are found by a 4-tuple rte_hash; timers
  * live on one wheel; the data path allocates nothing but mbufs from the stack's pool.
  *
@@ -54,7 +54,7 @@ enum tcp_state {
 };
 const char *tcp_state_name(enum tcp_state s);
 
-enum tcp_cc_algo { TCP_CC_NEWRENO, TCP_CC_CUBIC };
+enum tcp_cc_algo { TCP_CC_NEWRENO, TCP_CC_CUBIC, TCP_CC_BBR };
 
 /* ---- stack ------------------------------------------------------------------------------ */
 /* Default send buffer and receive window: 1 MiB. The receiver takes segments in bursts of 32

@@ -228,8 +228,10 @@ static void test_env(void **state)
 	clear_env();
 	/* Variables alone. */
 	setenv("SOFTRNIC_DPDK_IP", "198.51.100.7/25", 1);
+	setenv("SOFTRNIC_DPDK_CC", "bbr", 1);
 	assert_int_equal(dpdk_cfg_from_env(&c, err, sizeof(err)), 0);
 	assert_int_equal(c.prefix_len, 25);
+	assert_int_equal(c.cc, TCP_CC_BBR);
 	clear_env();
 }
 
