@@ -50,10 +50,10 @@ void tcp_pace_sent(struct tcp_conn *c, uint32_t len)
  * every bulk sender would look limited. */
 void tcp_pace_app_limited(struct tcp_conn *c)
 {
+	if (!c->rack.rate || c->snd_end - c->snd_nxt >= c->snd_mss || c->rack.lost_bytes)
+		return; /* no rate samples (not BBR), or the window limits */
 	uint32_t flight = tcp_flight(c);
-
-	if (c->rack.rate && c->snd_end - c->snd_nxt < c->snd_mss && flight < c->cc.cwnd &&
-	    !c->rack.lost_bytes)
+	if (flight < c->cc.cwnd)
 		tcp_rate_app_limited(&c->rate, flight);
 }
 
