@@ -392,6 +392,8 @@ static int port_stack(struct dpdk_port *p, struct net_if_cfg *nc, char *err, siz
 	sc.rcv_buf = p->cfg.rcv_buf;
 	sc.cc = p->cfg.cc;
 	sc.max_conns = p->cfg.max_conns;
+	sc.orphan_retries = p->cfg.orphan_retries;
+	sc.fin_timeout_ms = p->cfg.fin_timeout_s * 1000;
 	sc.clock_ns = dpdk_clock_cb;
 	rc = tcp_stack_create(&sc, &p->stack);
 	if (rc != 0)

@@ -55,7 +55,7 @@ void tcp_close(struct tcp_conn *c)
 		tcp_shutdown(c);
 		break;
 	case TCP_FIN_WAIT_2:
-		tcp_timer_arm_ms(c, &c->t_ka, TCP_FW2_TIMEOUT_MS);
+		tcp_timer_arm_ms(c, &c->t_ka, s->cfg.fin_timeout_ms);
 		break;
 	default:
 		break; /* FIN already on its way */

@@ -1,6 +1,8 @@
 /* Connection timers on the stack's wheel: retransmission (RFC 6298 5, SYN retries), persist
  * (zero-window probes with backoff, RFC 9293 3.8.6.1), delayed ACK, and one timer shared by
- * keepalive (3.8.4), TIME_WAIT (2 MSL) and the FIN_WAIT_2 give-up after tcp_close. */
+ * keepalive (3.8.4), TIME_WAIT (2 MSL) and the FIN_WAIT_2 give-up after tcp_close. An
+ * orphan (closed by its application, its FIN unacknowledged) retransmits and probes at most
+ * orphan_retries times (D278). */
 #include <errno.h>
 
 #include <rte_mbuf.h>
@@ -39,6 +41,33 @@ void tcp_rtx_restart(struct tcp_conn *c)
 	tcp_rtx_arm(c);
 }
 
+/* The application closed it and its FIN is not acknowledged yet: nobody will read an error,
+ * so only a bound on retransmissions frees it when the peer has gone (Linux's
+ * tcp_orphan_retries). A connection merely shut down still has an owner who can abort it. */
+static bool orphan_closing(const struct tcp_conn *c)
+{
+	return (c->flags & TCPF_CLOSED_BY_USER) &&
+	       (c->state == TCP_FIN_WAIT_1 || c->state == TCP_CLOSING ||
+		c->state == TCP_LAST_ACK);
+}
+
+/* RTO expiries, or unanswered-window probes, a connection takes before it gives up. An orphan
+ * never gets more than a connection with an owner. */
+static uint32_t retries_limit(const struct tcp_conn *c)
+{
+	const struct tcp_stack_cfg *cfg = &c->s->cfg;
+
+	if (orphan_closing(c) && cfg->orphan_retries < cfg->data_retries)
+		return cfg->orphan_retries;
+	return cfg->data_retries;
+}
+
+static void give_up(struct tcp_conn *c)
+{
+	tcp_send_rst_conn(c);
+	tcp_conn_finish(c, -ETIMEDOUT);
+}
+
 /* ---- retransmission ---- */
 static void syn_timeout(struct tcp_conn *c)
 {
@@ -66,9 +95,8 @@ static void data_timeout(struct tcp_conn *c)
 {
 	if (c->snd_una == c->snd_max)
 		return;
-	if (++c->rtx_count > c->s->cfg.data_retries) {
-		tcp_send_rst_conn(c);
-		tcp_conn_finish(c, -ETIMEDOUT);
+	if (++c->rtx_count > retries_limit(c)) {
+		give_up(c);
 		return;
 	}
 	c->s->st.rto_expiries++;
@@ -172,7 +200,8 @@ void tcp_persist_arm(struct tcp_conn *c)
 
 /* A probe outside the window (SND.UNA - 1, no data) makes any receiver answer with an ACK
  * carrying its current window (the Linux probe; one octet of data would break record
- * alignment). Probing goes on as long as the peer answers (RFC 9293 3.8.6.1). */
+ * alignment). Probing goes on as long as the peer answers (RFC 9293 3.8.6.1), except for an
+ * orphan: a receiver that keeps its window shut would hold it, and its send queue, forever. */
 static void persist_fire(struct tcp_timer *t, void *arg)
 {
 	struct tcp_conn *c = arg;
@@ -180,6 +209,10 @@ static void persist_fire(struct tcp_timer *t, void *arg)
 	(void)t;
 	if (!seq_lt(c->snd_nxt, c->snd_end) || c->snd_una != c->snd_max)
 		return;
+	if (orphan_closing(c) && c->persist_backoff >= retries_limit(c)) {
+		give_up(c);
+		return;
+	}
 	if (c->snd_wnd) {
 		/* A window too small for sender SWS avoidance: the override timeout of RFC 9293
 		 * 3.8.6.2.1 sends what fits. */
@@ -191,8 +224,7 @@ static void persist_fire(struct tcp_timer *t, void *arg)
 		tcp_timer_cancel(&c->s->wheel, &c->t_persist);
 	}
 	tcp_send_segment(c, c->snd_una - 1, 0, TCP_F_ACK);
-	if (c->persist_backoff < 16)
-		c->persist_backoff++;
+	c->persist_backoff++;
 	tcp_persist_arm(c);
 }
 
@@ -231,8 +263,7 @@ static void keepalive(struct tcp_conn *c)
 		return;
 	}
 	if (c->ka_sent >= c->ka_probes) {
-		tcp_send_rst_conn(c);
-		tcp_conn_finish(c, -ETIMEDOUT);
+		give_up(c);
 		return;
 	}
 	/* RFC 9293 3.8.4: SEG.SEQ = SND.NXT - 1, no data: the peer answers with an ACK. */
@@ -251,8 +282,7 @@ static void ka_fire(struct tcp_timer *t, void *arg)
 		return;
 	}
 	if (c->state == TCP_FIN_WAIT_2 && (c->flags & TCPF_CLOSED_BY_USER)) {
-		tcp_send_rst_conn(c); /* as Linux: the peer learns we are gone */
-		tcp_conn_finish(c, -ETIMEDOUT);
+		give_up(c); /* as Linux: the peer learns we are gone */
 		return;
 	}
 	keepalive(c);

@@ -66,6 +66,10 @@ struct dpdk_cfg {
 	 * unanswered, whether or not it has data outstanding */
 	uint32_t ka_idle_s, ka_intvl_s, ka_probes;
 	uint32_t max_conns;   /* key max_conns */
+	/* key orphan_retries (default 5, 1..100): a stream closed by its application gives up
+	 * after as many retransmissions of its unacknowledged FIN, or zero-window probes, with
+	 * a RST; key fin_timeout (s, default 60, 1..3600): FIN-WAIT-2 after that close */
+	uint32_t orphan_retries, fin_timeout_s;
 };
 
 /* 0, or -ENOENT when no configuration is given at all (no SOFTRNIC_DPDK_CONF nor
