@@ -28,7 +28,7 @@ int tcp_shutdown(struct tcp_conn *c)
 		return -ENOTCONN;
 	}
 	c->flags |= TCPF_FIN_QUEUED;
-	tcp_timer_cancel(&c->s->wheel, &c->t_ka); /* no keepalive once we are closing */
+	tcp_ka_closing(c); /* no probes once we are closing, but the silence bound stays */
 	tcp_output(c);
 	return 0;
 }

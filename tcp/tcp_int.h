@@ -376,6 +376,7 @@ void tcp_persist_arm(struct tcp_conn *c);
 void tcp_tlp_arm(struct tcp_conn *c);
 void tcp_delack_arm(struct tcp_conn *c);
 void tcp_ka_reset(struct tcp_conn *c);
+void tcp_ka_closing(struct tcp_conn *c);
 void tcp_timer_arm_ms(struct tcp_conn *c, struct tcp_timer *t, uint64_t ms);
 void tcp_reo_arm(struct tcp_conn *c, uint64_t us);
 

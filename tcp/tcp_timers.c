@@ -251,11 +251,49 @@ void tcp_ka_reset(struct tcp_conn *c)
 		tcp_timer_arm_ms(c, &c->t_ka, (uint64_t)c->ka_idle_s * 1000);
 }
 
+/* Waiting for the ACK of our FIN (FIN-WAIT-1, CLOSING, LAST-ACK), owner or not, keepalive's
+ * bound still holds: the FIN's retransmissions are the probes, and a peer silent for IDLE +
+ * PROBES x INTVL is gone, as in the open states and as TCP_USER_TIMEOUT ends such a kernel
+ * socket (D278). */
+static bool fin_unacked(const struct tcp_conn *c)
+{
+	return c->state == TCP_FIN_WAIT_1 || c->state == TCP_CLOSING || c->state == TCP_LAST_ACK;
+}
+
+static uint64_t ka_silence_end_us(const struct tcp_conn *c)
+{
+	return c->last_rcv_us +
+	       ((uint64_t)c->ka_idle_s + (uint64_t)c->ka_intvl_s * c->ka_probes) * 1000000;
+}
+
+void tcp_ka_closing(struct tcp_conn *c)
+{
+	uint64_t now = tcp_now_us(c->s), end = ka_silence_end_us(c);
+
+	if (!c->ka_idle_s || !fin_unacked(c)) {
+		tcp_timer_cancel(&c->s->wheel, &c->t_ka);
+		return;
+	}
+	arm_us(c, &c->t_ka, end > now ? end - now : 1);
+}
+
+static void closing_silence(struct tcp_conn *c)
+{
+	if (tcp_now_us(c->s) >= ka_silence_end_us(c))
+		give_up(c);
+	else
+		tcp_ka_closing(c);
+}
+
 static void keepalive(struct tcp_conn *c)
 {
 	uint64_t now = tcp_now_us(c->s), idle = now - c->last_rcv_us;
 	uint64_t idle_us = (uint64_t)c->ka_idle_s * 1000000;
 
+	if (c->ka_idle_s && fin_unacked(c)) {
+		closing_silence(c);
+		return;
+	}
 	if (!c->ka_idle_s || (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT))
 		return;
 	if (c->ka_sent == 0 && idle < idle_us) {

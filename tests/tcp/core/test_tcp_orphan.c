@@ -2,7 +2,7 @@
  * unacknowledged (FIN-WAIT-1, CLOSING, LAST-ACK) gives up after orphan_retries
  * retransmissions or zero-window probes with a RST; in FIN-WAIT-2 after fin_timeout_ms. A
  * connection only shut down (tcp_shutdown) still belongs to its application and keeps
- * data_retries. Two stacks in one process, virtual clock (tcp_pair.h). */
+ * data_retries, and keepalive's silence bound when it has keepalive. Two stacks in one process, virtual clock (tcp_pair.h). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -198,6 +198,34 @@ static void test_shutdown_is_not_orphan(void **state)
 	pair_ep_fini(&b);
 }
 
+/* Shut down, with keepalive on: the peer's silence ends it as in the open states, after IDLE
+ * + PROBES x INTVL (10 + 3 x 2 = 16 s from the last segment received), long before
+ * data_retries would; the FIN's retransmissions are the probes. */
+static void test_shutdown_keepalive_bound(void **state)
+{
+	struct pair_ep a, b;
+	bool lost = false;
+	uint64_t t0;
+
+	(void)state;
+	established_lossy(&a, &b, 8, &lost);
+	assert_int_equal(tcp_conn_set_keepalive(a.c, 10, 2, 3), 0);
+	lost = true;
+	t0 = P.now_ns;
+	assert_int_equal(tcp_shutdown(a.c), 0);
+	tcp_stack_flush(P.st[0]);
+	advance_until_closed(&a, 30 * SEC);
+	assert_gave_up(&a, PAIR_A);
+	assert_true(P.now_ns - t0 >= 16 * SEC);
+	assert_true(P.now_ns - t0 <= 17 * SEC);
+	assert_int_equal(pair_count(&P, PAIR_A, TCP_F_ACK, false) -
+			 pair_count(&P, PAIR_A, TCP_F_FIN, false) -
+			 pair_count(&P, PAIR_A, TCP_F_RST, false), 1); /* no keepalive probes */
+	tcp_abort(b.c);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
 /* A hostile (or stuck) receiver keeps its window shut and answers every probe: an orphan
  * with data queued stops probing after orphan_retries probes, resets and is freed. */
 static void test_orphan_zero_window(void **state)
@@ -269,6 +297,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_orphan_closing, pair_fixture_setup,
 						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_is_not_orphan, pair_fixture_setup,
+						pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown_keepalive_bound, pair_fixture_setup,
 						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_orphan_zero_window, pair_fixture_setup,
 						pair_fixture_teardown),
