@@ -6,7 +6,7 @@
 
 /* Every key the files take, in the order of sc_keys.c; the environment variable is
  * SOFTRNIC_ and the key in capitals. */
-enum { SC_NKEYS = 32 };
+enum { SC_NKEYS = 34 };
 
 struct sc_key {
 	const char *name;

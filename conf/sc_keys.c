@@ -91,6 +91,8 @@ const struct sc_key sc_keys[SC_NKEYS] = {
 	{ "dpdk_memif_csum", NULL },
 	{ "dpdk_keepalive", NULL },
 	{ "dpdk_max_conns", NULL },
+	{ "dpdk_orphan_retries", NULL },
+	{ "dpdk_fin_timeout", NULL },
 	/* the DPDK transport's listeners, one line each, for scripts (dpdk/dpdk_conn.c) */
 	{ "dpdk_listen_log", NULL },
 	/* 0: the progress thread never drives the port (dpdk/dpdk_default.c) */

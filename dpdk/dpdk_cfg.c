@@ -257,6 +257,16 @@ static int set_keepalive(struct dpdk_cfg *c, const char *v, char *why, size_t wl
 	return 0;
 }
 
+static int set_orphan_retries(struct dpdk_cfg *c, const char *v, char *why, size_t wl)
+{
+	return parse_u32(v, 1, 100, &c->orphan_retries, why, wl);
+}
+
+static int set_fin_timeout(struct dpdk_cfg *c, const char *v, char *why, size_t wl)
+{
+	return parse_u32(v, 1, 3600, &c->fin_timeout_s, why, wl);
+}
+
 static const struct {
 	const char *key;
 	cfg_set_fn set;
@@ -268,7 +278,8 @@ static const struct {
 	{ "mbufs", set_mbufs },   { "tx_mbufs", set_tx_mbufs },
 	{ "link_wait_ms", set_link_wait }, { "tx_refs", set_tx_refs },
 	{ "memif_csum", set_memif_csum }, { "keepalive", set_keepalive },
-	{ "max_conns", set_max_conns },
+	{ "max_conns", set_max_conns }, { "orphan_retries", set_orphan_retries },
+	{ "fin_timeout", set_fin_timeout },
 };
 #define CFG_NKEYS (sizeof(cfg_keys) / sizeof(cfg_keys[0]))
 
@@ -290,6 +301,8 @@ void dpdk_cfg_defaults(struct dpdk_cfg *c)
 	c->ka_intvl_s = DPDK_KA_INTVL_S_DEFAULT;
 	c->ka_probes = DPDK_KA_PROBES_DEFAULT;
 	c->max_conns = DPDK_MAX_CONNS_DEFAULT;
+	c->orphan_retries = DPDK_ORPHAN_RETRIES_DEFAULT;
+	c->fin_timeout_s = DPDK_FIN_TIMEOUT_S_DEFAULT;
 }
 
 /* Set one key; where says where it came from ("line 3", "SOFTRNIC_DPDK_MTU"). */
@@ -309,7 +322,7 @@ int dpdk_cfg_set(struct dpdk_cfg *c, const char *key, const char *val, const cha
 	snprintf(err, errlen,
 		 "DPDK configuration, %s: unknown key '%s' (known: eal port ip gw mac mtu pcap "
 		 "sndbuf rcvbuf cc spin_us nap_us mbufs tx_mbufs link_wait_ms tx_refs memif_csum "
-		 "keepalive max_conns)",
+		 "keepalive max_conns orphan_retries fin_timeout)",
 		 where, key);
 	return -EINVAL;
 }
@@ -390,7 +403,8 @@ int dpdk_cfg_parse(struct dpdk_cfg *cfg, const char *text, char *err, size_t err
 static const char *const env_keys[] = { "eal", "port", "ip", "gw", "mac", "mtu", "pcap",
 					"sndbuf", "rcvbuf", "cc", "spin_us", "nap_us", "mbufs",
 					"tx_mbufs", "link_wait_ms", "tx_refs", "memif_csum",
-					"keepalive", "max_conns" };
+					"keepalive", "max_conns", "orphan_retries",
+					"fin_timeout" };
 
 static int cfg_read_file(const char *path, char **out, char *err, size_t errlen)
 {

@@ -25,6 +25,14 @@
 #define DPDK_KA_IDLE_S_DEFAULT 5u
 #define DPDK_KA_INTVL_S_DEFAULT 1u
 #define DPDK_KA_PROBES_DEFAULT 5u
+/* A connection closed by its application whose FIN goes unacknowledged gives up after this
+ * many retransmissions: from a 200 ms RTO about 12.6 s, near the keepalive's bound for a
+ * silent peer and the kernel-socket transport's TCP_USER_TIMEOUT of the same 10 s, which
+ * Linux applies to such a connection too. The engine's own default (8, Linux's) takes 102 s. */
+#define DPDK_ORPHAN_RETRIES_DEFAULT 5u
+/* FIN-WAIT-2 after the close: the peer acknowledged our FIN but has not closed (Linux's
+ * tcp_fin_timeout) */
+#define DPDK_FIN_TIMEOUT_S_DEFAULT 60u
 /* 10,000 QPs with room for their TIME-WAIT entries; the hash costs about 100 octets each */
 #define DPDK_MAX_CONNS_DEFAULT 16384u
 

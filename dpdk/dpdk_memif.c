@@ -63,6 +63,22 @@ bool dpdk_memif_is_client(const char *args)
 			     (n == 5 && strncmp(v, "slave", 5) == 0));
 }
 
+size_t dpdk_memif_socket(const char *args, char *out, size_t outlen)
+{
+	size_t n = 0;
+	const char *v = devarg(args, "socket", &n);
+
+	if (v == NULL) {
+		v = DPDK_MEMIF_SOCKET_DEFAULT;
+		n = strlen(v);
+	}
+	if (n >= outlen)
+		return 0;
+	memcpy(out, v, n);
+	out[n] = '\0';
+	return n;
+}
+
 int dpdk_memif_fit(const char *vdev, unsigned mtu, char *out, size_t outlen)
 {
 	const char *args = strchr(vdev, ',');

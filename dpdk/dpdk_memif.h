@@ -29,6 +29,11 @@ unsigned dpdk_memif_bsize(const char *args);
 /* Whether memif devargs make this end the client (role=client, or the older role=slave). */
 bool dpdk_memif_is_client(const char *args);
 
+/* The socket path memif devargs name (DPDK's default when they do not) into out; its length,
+ * or 0 when out is too small. */
+#define DPDK_MEMIF_SOCKET_DEFAULT "/run/memif.sock"
+size_t dpdk_memif_socket(const char *args, char *out, size_t outlen);
+
 /* For a memif --vdev value without bsize whose default buffers cannot hold a frame of mtu:
  * writes the value with ",bsize=N" appended (N the frame rounded up to 128) into out and
  * returns 1. 0: nothing to add (not memif, bsize given, or the default fits). -E2BIG: out is

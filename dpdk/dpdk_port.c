@@ -178,7 +178,8 @@ static int port_mtu_mac(struct dpdk_port *p, struct net_if_cfg *nc, char *err, s
  * has closed it by then (a restart), the send fails and memif_listener_handler closes the fd
  * without unregistering it, and EAL's interrupt thread panics on the closed fd ("Error
  * adding fd N epoll_ctl"). On a loaded machine that thread can be slow to accept, and a
- * client that restarts before the accept crashes the server (docs/dpdk.md). */
+ * client that restarts before the accept would crash a server without the guard of
+ * dpdk_memif_guard.h (docs/dpdk.md, D163, D279). */
 #define PORT_LINK_SETTLE_NS 1000000000ull
 #define PORT_LINK_SETTLE_MAX_NS 4000000000ull
 
@@ -309,6 +310,22 @@ void dpdk_port_conn_setup(const struct dpdk_port *p, struct tcp_conn *c)
 }
 
 /* memif must carry every frame in one buffer (dpdk_memif.h). */
+/* A memif server's listener gets the guard (dpdk_memif_guard.h); without it the port runs as
+ * before, and says so. */
+static void port_memif_guard(struct dpdk_port *p, const struct rte_eth_dev_info *di)
+{
+	char path[108];
+
+	if (!p->memif_server || p->memif_guard != NULL ||
+	    dpdk_memif_socket(port_devargs(di), path, sizeof(path)) == 0)
+		return;
+	p->memif_guard = dpdk_memif_guard_arm(path);
+	if (p->memif_guard == NULL)
+		fprintf(stderr, "softrnic: port %s: no guard on memif socket %s: a client that "
+			"leaves before the server's hello crashes DPDK 22.11 (docs/dpdk.md)\n",
+			p->name, path);
+}
+
 static int port_memif_check(struct dpdk_port *p, const struct rte_eth_dev_info *di,
 			    char *err, size_t el)
 {
@@ -342,6 +359,7 @@ static int port_setup(struct dpdk_port *p, struct net_if_cfg *nc, char *err, siz
 		p->memif_client = dpdk_memif_is_client(port_devargs(&di));
 		p->memif_server = !p->memif_client;
 		p->guarded = dpdk_fault_install() == 0;
+		port_memif_guard(p, &di);
 	}
 	port_offloads(p, &di, &conf, nc);
 	port_tx_refs(p, &di);
@@ -392,6 +410,8 @@ static int port_stack(struct dpdk_port *p, struct net_if_cfg *nc, char *err, siz
 	sc.rcv_buf = p->cfg.rcv_buf;
 	sc.cc = p->cfg.cc;
 	sc.max_conns = p->cfg.max_conns;
+	sc.orphan_retries = p->cfg.orphan_retries;
+	sc.fin_timeout_ms = p->cfg.fin_timeout_s * 1000;
 	sc.clock_ns = dpdk_clock_cb;
 	rc = tcp_stack_create(&sc, &p->stack);
 	if (rc != 0)
@@ -403,6 +423,7 @@ static int port_stack(struct dpdk_port *p, struct net_if_cfg *nc, char *err, siz
 static void port_free(struct dpdk_port *p)
 {
 	dpdk_stats_close(p);
+	dpdk_memif_guard_disarm(p->memif_guard); /* before memif closes its listener */
 	if (p->stack != NULL) {
 		pthread_mutex_lock(&p->lock);
 		tcp_stack_destroy(p->stack);

@@ -32,6 +32,7 @@
 #include "dpdk_fault.h"
 #include "dpdk_lcore.h"
 #include "dpdk_memif.h"
+#include "dpdk_memif_guard.h"
 #include "dpdk_cfg_int.h"
 #include "dpdk_pcap.h"
 #include "dpdk_port.h"
@@ -62,6 +63,7 @@ struct dpdk_port {
 	bool memif_client;             /* the link is ours to bring up again (port_link_watch) */
 	bool memif_server;             /* the link comes when a client connects (port_link_wait) */
 	bool guarded;                  /* memif: bursts under dpdk_fault (peer disconnect) */
+	struct dpdk_memif_guard *memif_guard; /* memif server: a client gone before hello */
 	uint64_t link_look_ns;         /* next look at the link */
 	uint64_t link_settle_ns;       /* memif client: a connected start's grace (port_link_next) */
 	struct tcp_stack *stack;

@@ -28,7 +28,7 @@ int tcp_shutdown(struct tcp_conn *c)
 		return -ENOTCONN;
 	}
 	c->flags |= TCPF_FIN_QUEUED;
-	tcp_timer_cancel(&c->s->wheel, &c->t_ka); /* no keepalive once we are closing */
+	tcp_ka_closing(c); /* no probes once we are closing, but the silence bound stays */
 	tcp_output(c);
 	return 0;
 }
@@ -55,7 +55,7 @@ void tcp_close(struct tcp_conn *c)
 		tcp_shutdown(c);
 		break;
 	case TCP_FIN_WAIT_2:
-		tcp_timer_arm_ms(c, &c->t_ka, TCP_FW2_TIMEOUT_MS);
+		tcp_timer_arm_ms(c, &c->t_ka, s->cfg.fin_timeout_ms);
 		break;
 	default:
 		break; /* FIN already on its way */

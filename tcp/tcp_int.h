@@ -60,7 +60,6 @@ static inline void tcp_link_del(struct tcp_link *l)
 #define TCP_RTO_MAX_US 120000000u
 #define TCP_OOO_MAX 32u            /* out-of-order ranges (holes) held */
 #define TCP_SQ_INIT 64u            /* send-queue entries at start (doubles) */
-#define TCP_FW2_TIMEOUT_MS 60000u  /* FIN_WAIT_2 after tcp_close: give up (as Linux) */
 #define TCP_TLP_MIN_US 10000u      /* RFC 8985 7.2: PTO at least 10 ms */
 #define TCP_COPY_MAX 256u          /* payload copied behind the headers, not cloned */
 
@@ -184,7 +183,7 @@ struct tcp_conn {
 	uint32_t rtt_seq;
 	uint64_t rtt_start_us;
 	uint32_t rtx_count;        /* consecutive RTO expiries */
-	uint32_t persist_backoff;
+	uint32_t persist_backoff;  /* probes since the window shut (the shift stops at 16) */
 	uint64_t rxt_round_us;     /* SACK recovery without RACK: holes last retransmitted */
 	uint32_t tlp_ts;           /* TSval of the last tail loss probe */
 	struct tcp_rack rack;      /* RACK's segment log and state (tcp_recovery.c) */
@@ -380,6 +379,7 @@ void tcp_persist_arm(struct tcp_conn *c);
 void tcp_tlp_arm(struct tcp_conn *c);
 void tcp_delack_arm(struct tcp_conn *c);
 void tcp_ka_reset(struct tcp_conn *c);
+void tcp_ka_closing(struct tcp_conn *c);
 void tcp_timer_arm_ms(struct tcp_conn *c, struct tcp_timer *t, uint64_t ms);
 void tcp_timer_arm_us(struct tcp_conn *c, struct tcp_timer *t, uint64_t us);
 void tcp_reo_arm(struct tcp_conn *c, uint64_t us);

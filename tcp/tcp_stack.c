@@ -76,6 +76,10 @@ static void cfg_resolve(struct tcp_stack_cfg *c)
 		c->syn_retries = 6;
 	if (!c->data_retries)
 		c->data_retries = 15;
+	if (!c->orphan_retries)
+		c->orphan_retries = 8;
+	if (!c->fin_timeout_ms)
+		c->fin_timeout_ms = 60000;
 	if (!c->rto_min_ms)
 		c->rto_min_ms = 200;
 	if (!c->rto_init_ms)

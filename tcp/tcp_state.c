@@ -149,7 +149,7 @@ void tcp_state_fin_acked(struct tcp_conn *c)
 	case TCP_FIN_WAIT_1:
 		tcp_conn_set_state(c, TCP_FIN_WAIT_2);
 		if (c->flags & TCPF_CLOSED_BY_USER)
-			tcp_timer_arm_ms(c, &c->t_ka, TCP_FW2_TIMEOUT_MS);
+			tcp_timer_arm_ms(c, &c->t_ka, c->s->cfg.fin_timeout_ms);
 		break;
 	case TCP_CLOSING:
 		tcp_enter_time_wait(c);

@@ -1,6 +1,8 @@
 /* Connection timers on the stack's wheel: retransmission (RFC 6298 5, SYN retries), persist
  * (zero-window probes with backoff, RFC 9293 3.8.6.1), delayed ACK, and one timer shared by
- * keepalive (3.8.4), TIME_WAIT (2 MSL) and the FIN_WAIT_2 give-up after tcp_close. */
+ * keepalive (3.8.4), TIME_WAIT (2 MSL) and the FIN_WAIT_2 give-up after tcp_close. An
+ * orphan (closed by its application, its FIN unacknowledged) retransmits and probes at most
+ * orphan_retries times (D278). */
 #include <errno.h>
 
 #include <rte_mbuf.h>
@@ -44,6 +46,33 @@ void tcp_rtx_restart(struct tcp_conn *c)
 	tcp_rtx_arm(c);
 }
 
+/* The application closed it and its FIN is not acknowledged yet: nobody will read an error,
+ * so only a bound on retransmissions frees it when the peer has gone (Linux's
+ * tcp_orphan_retries). A connection merely shut down still has an owner who can abort it. */
+static bool orphan_closing(const struct tcp_conn *c)
+{
+	return (c->flags & TCPF_CLOSED_BY_USER) &&
+	       (c->state == TCP_FIN_WAIT_1 || c->state == TCP_CLOSING ||
+		c->state == TCP_LAST_ACK);
+}
+
+/* RTO expiries, or unanswered-window probes, a connection takes before it gives up. An orphan
+ * never gets more than a connection with an owner. */
+static uint32_t retries_limit(const struct tcp_conn *c)
+{
+	const struct tcp_stack_cfg *cfg = &c->s->cfg;
+
+	if (orphan_closing(c) && cfg->orphan_retries < cfg->data_retries)
+		return cfg->orphan_retries;
+	return cfg->data_retries;
+}
+
+static void give_up(struct tcp_conn *c)
+{
+	tcp_send_rst_conn(c);
+	tcp_conn_finish(c, -ETIMEDOUT);
+}
+
 /* ---- retransmission ---- */
 static void syn_timeout(struct tcp_conn *c)
 {
@@ -71,9 +100,8 @@ static void data_timeout(struct tcp_conn *c)
 {
 	if (c->snd_una == c->snd_max)
 		return;
-	if (++c->rtx_count > c->s->cfg.data_retries) {
-		tcp_send_rst_conn(c);
-		tcp_conn_finish(c, -ETIMEDOUT);
+	if (++c->rtx_count > retries_limit(c)) {
+		give_up(c);
 		return;
 	}
 	c->s->st.rto_expiries++;
@@ -177,7 +205,8 @@ void tcp_persist_arm(struct tcp_conn *c)
 
 /* A probe outside the window (SND.UNA - 1, no data) makes any receiver answer with an ACK
  * carrying its current window (the Linux probe; one octet of data would break record
- * alignment). Probing goes on as long as the peer answers (RFC 9293 3.8.6.1). */
+ * alignment). Probing goes on as long as the peer answers (RFC 9293 3.8.6.1), except for an
+ * orphan: a receiver that keeps its window shut would hold it, and its send queue, forever. */
 static void persist_fire(struct tcp_timer *t, void *arg)
 {
 	struct tcp_conn *c = arg;
@@ -185,6 +214,10 @@ static void persist_fire(struct tcp_timer *t, void *arg)
 	(void)t;
 	if (!seq_lt(c->snd_nxt, c->snd_end) || c->snd_una != c->snd_max)
 		return;
+	if (orphan_closing(c) && c->persist_backoff >= retries_limit(c)) {
+		give_up(c);
+		return;
+	}
 	if (c->snd_wnd) {
 		/* A window too small for sender SWS avoidance: the override timeout of RFC 9293
 		 * 3.8.6.2.1 sends what fits. */
@@ -196,8 +229,7 @@ static void persist_fire(struct tcp_timer *t, void *arg)
 		tcp_timer_cancel(&c->s->wheel, &c->t_persist);
 	}
 	tcp_send_segment(c, c->snd_una - 1, 0, TCP_F_ACK);
-	if (c->persist_backoff < 16)
-		c->persist_backoff++;
+	c->persist_backoff++;
 	tcp_persist_arm(c);
 }
 
@@ -224,11 +256,49 @@ void tcp_ka_reset(struct tcp_conn *c)
 		tcp_timer_arm_ms(c, &c->t_ka, (uint64_t)c->ka_idle_s * 1000);
 }
 
+/* Waiting for the ACK of our FIN (FIN-WAIT-1, CLOSING, LAST-ACK), owner or not, keepalive's
+ * bound still holds: the FIN's retransmissions are the probes, and a peer silent for IDLE +
+ * PROBES x INTVL is gone, as in the open states and as TCP_USER_TIMEOUT ends such a kernel
+ * socket (D278). */
+static bool fin_unacked(const struct tcp_conn *c)
+{
+	return c->state == TCP_FIN_WAIT_1 || c->state == TCP_CLOSING || c->state == TCP_LAST_ACK;
+}
+
+static uint64_t ka_silence_end_us(const struct tcp_conn *c)
+{
+	return c->last_rcv_us +
+	       ((uint64_t)c->ka_idle_s + (uint64_t)c->ka_intvl_s * c->ka_probes) * 1000000;
+}
+
+void tcp_ka_closing(struct tcp_conn *c)
+{
+	uint64_t now = tcp_now_us(c->s), end = ka_silence_end_us(c);
+
+	if (!c->ka_idle_s || !fin_unacked(c)) {
+		tcp_timer_cancel(&c->s->wheel, &c->t_ka);
+		return;
+	}
+	arm_us(c, &c->t_ka, end > now ? end - now : 1);
+}
+
+static void closing_silence(struct tcp_conn *c)
+{
+	if (tcp_now_us(c->s) >= ka_silence_end_us(c))
+		give_up(c);
+	else
+		tcp_ka_closing(c);
+}
+
 static void keepalive(struct tcp_conn *c)
 {
 	uint64_t now = tcp_now_us(c->s), idle = now - c->last_rcv_us;
 	uint64_t idle_us = (uint64_t)c->ka_idle_s * 1000000;
 
+	if (c->ka_idle_s && fin_unacked(c)) {
+		closing_silence(c);
+		return;
+	}
 	if (!c->ka_idle_s || (c->state != TCP_ESTABLISHED && c->state != TCP_CLOSE_WAIT))
 		return;
 	if (c->ka_sent == 0 && idle < idle_us) {
@@ -236,8 +306,7 @@ static void keepalive(struct tcp_conn *c)
 		return;
 	}
 	if (c->ka_sent >= c->ka_probes) {
-		tcp_send_rst_conn(c);
-		tcp_conn_finish(c, -ETIMEDOUT);
+		give_up(c);
 		return;
 	}
 	/* RFC 9293 3.8.4: SEG.SEQ = SND.NXT - 1, no data: the peer answers with an ACK. */
@@ -256,8 +325,7 @@ static void ka_fire(struct tcp_timer *t, void *arg)
 		return;
 	}
 	if (c->state == TCP_FIN_WAIT_2 && (c->flags & TCPF_CLOSED_BY_USER)) {
-		tcp_send_rst_conn(c); /* as Linux: the peer learns we are gone */
-		tcp_conn_finish(c, -ETIMEDOUT);
+		give_up(c); /* as Linux: the peer learns we are gone */
 		return;
 	}
 	keepalive(c);

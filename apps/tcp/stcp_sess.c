@@ -168,8 +168,12 @@ void stcp_sess_tx_done(struct stcp_sess *s, size_t n)
 	s->raw_tx += n;
 	if (s->role == STCP_SINK) {
 		if (n && s->verdict_pending) {
+			/* The peer's FIN came before the verdict: nothing is left to receive, so
+			 * the sink closes, as a server does, and the transport ends the connection
+			 * on its own (an engine orphan, a kernel socket closed), bounded even when
+			 * the peer is gone before it acknowledges our FIN. */
 			s->verdict_pending = false;
-			s->act = STCP_ACT_SHUTDOWN;
+			s->act = STCP_ACT_CLOSE;
 		}
 		return;
 	}

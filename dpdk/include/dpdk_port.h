@@ -63,9 +63,14 @@ struct dpdk_cfg {
 	bool memif_csum_off;  /* key memif_csum = off: a memif link without TCP checksums */
 	/* key keepalive = IDLE,INTVL,PROBES (default 5,1,5) or off (ka_idle_s 0): every stream
 	 * probes a peer silent for IDLE s, every INTVL s, and ends with -ETIMEDOUT after PROBES
-	 * unanswered, whether or not it has data outstanding */
+	 * unanswered, whether or not it has data outstanding; while its FIN waits for an ACK,
+	 * after as much silence without probes */
 	uint32_t ka_idle_s, ka_intvl_s, ka_probes;
 	uint32_t max_conns;   /* key max_conns */
+	/* key orphan_retries (default 5, 1..100): a stream closed by its application gives up
+	 * after as many retransmissions of its unacknowledged FIN, or zero-window probes, with
+	 * a RST; key fin_timeout (s, default 60, 1..3600): FIN-WAIT-2 after that close */
+	uint32_t orphan_retries, fin_timeout_s;
 };
 
 /* 0, or -ENOENT when no configuration is given at all (no SOFTRNIC_DPDK_CONF nor

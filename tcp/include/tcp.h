@@ -77,6 +77,11 @@ struct tcp_stack_cfg {
 	uint32_t msl_ms;        /* TIME_WAIT lasts 2 MSL; 0 = 30000 */
 	uint32_t syn_retries;   /* SYN retransmissions before -ETIMEDOUT; 0 = 6 */
 	uint32_t data_retries;  /* RTO expiries before -ETIMEDOUT (RFC 9293 R2); 0 = 15 */
+	/* After tcp_close, while the FIN is unacknowledged (FIN-WAIT-1, CLOSING, LAST-ACK):
+	 * retransmissions, or zero-window probes, before a RST and on_closed(-ETIMEDOUT);
+	 * 0 = 8 (Linux's tcp_orphan_retries) */
+	uint32_t orphan_retries;
+	uint32_t fin_timeout_ms; /* FIN-WAIT-2 after tcp_close, then RST; 0 = 60000 (Linux) */
 	uint32_t rto_min_ms;    /* 0 = 200 (Linux; RFC 6298 says 1 s, 2.4 allows less) */
 	uint32_t rto_init_ms;   /* 0 = 1000 (RFC 6298 2.1) */
 	/* Clock in ns, monotonic. NULL = CLOCK_MONOTONIC. Tests pass a virtual clock. */

@@ -117,6 +117,13 @@ static void test_defaults_and_netmask(void **state)
 	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\nmax_conns = 65536", err,
 					sizeof(err)), 0);
 	assert_int_equal(c.max_conns, 65536);
+	/* an orphan's FIN: 5 retransmissions; FIN-WAIT-2 after the close: 60 s */
+	assert_int_equal(c.orphan_retries, 5);
+	assert_int_equal(c.fin_timeout_s, 60);
+	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24\norphan_retries = 8\n"
+					"fin_timeout = 30", err, sizeof(err)), 0);
+	assert_int_equal(c.orphan_retries, 8);
+	assert_int_equal(c.fin_timeout_s, 30);
 	assert_int_equal(dpdk_cfg_parse(&c, "ip = 10.1.2.3/24", err, sizeof(err)), 0);
 	assert_int_equal(c.cc, TCP_CC_NEWRENO);
 	assert_false(c.mac_set);
@@ -160,6 +167,10 @@ static void test_bad(void **state)
 		{ "ip = 198.51.100.1/24\nkeepalive = on", "'keepalive'" },
 		{ "ip = 198.51.100.1/24\nmax_conns = 63", "'max_conns'" },
 		{ "ip = 198.51.100.1/24\nmax_conns = 4194305", "'max_conns'" },
+		{ "ip = 198.51.100.1/24\norphan_retries = 0", "'orphan_retries'" },
+		{ "ip = 198.51.100.1/24\norphan_retries = 101", "'orphan_retries'" },
+		{ "ip = 198.51.100.1/24\nfin_timeout = 0", "'fin_timeout'" },
+		{ "ip = 198.51.100.1/24\nfin_timeout = 3601", "'fin_timeout'" },
 		{ "ip = 198.51.100.1/24\nport =", "'port'" },
 		{ "ip = 198.51.100.1/24\ncolour = blue", "unknown key 'colour'" },
 		{ "ip = 198.51.100.1/24\njust words", "line 2" },

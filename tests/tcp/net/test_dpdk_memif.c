@@ -37,6 +37,21 @@ static void test_role(void **state)
 	assert_false(dpdk_memif_is_client(""));
 }
 
+/* the listener the guard looks for (dpdk_memif_guard.h) */
+static void test_socket(void **state)
+{
+	char out[108], tiny[4];
+
+	(void)state;
+	assert_int_equal(dpdk_memif_socket("role=server,socket=/tmp/m.sock,bsize=4096", out,
+					   sizeof(out)), 11);
+	assert_string_equal(out, "/tmp/m.sock");
+	assert_int_equal(dpdk_memif_socket("role=server", out, sizeof(out)),
+			 strlen(DPDK_MEMIF_SOCKET_DEFAULT));
+	assert_string_equal(out, DPDK_MEMIF_SOCKET_DEFAULT);
+	assert_int_equal(dpdk_memif_socket("socket=/tmp/m.sock", tiny, sizeof(tiny)), 0);
+}
+
 static void test_fit(void **state)
 {
 	char out[128];
@@ -69,6 +84,7 @@ int main(void)
 		cmocka_unit_test(test_bsize),
 		cmocka_unit_test(test_role),
 		cmocka_unit_test(test_fit),
+		cmocka_unit_test(test_socket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
@@ -324,56 +325,140 @@ static void test_rx_pool_when_tx_exhausted(void **state)
 }
 
 /* ---- lcore ids for the threads that work a port ---------------------------------------- */
+/* Workers wait here, each holding its id, until all n have one: more threads then hold ids at
+ * once than there are. A cancelled gate (a thread could not be created) sends them home. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned n, arrived;
+	bool cancelled;
+};
+
+static void gate_init(struct gate *g, unsigned n)
+{
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	g->n = n;
+	g->arrived = 0;
+	g->cancelled = false;
+}
+
+/* false: cancelled */
+static bool gate_wait(struct gate *g)
+{
+	bool go;
+
+	pthread_mutex_lock(&g->lock);
+	if (++g->arrived == g->n)
+		pthread_cond_broadcast(&g->cond);
+	while (g->arrived < g->n && !g->cancelled)
+		pthread_cond_wait(&g->cond, &g->lock);
+	go = !g->cancelled;
+	pthread_mutex_unlock(&g->lock);
+	return go;
+}
+
+static void gate_cancel(struct gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->cancelled = true;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
 struct worker {
 	struct dpdk_port *p;
 	struct rte_mempool *pool;
-	pthread_barrier_t *all_claimed; /* NULL: no wait */
+	struct gate *gate;              /* NULL: no wait */
 	unsigned id;                    /* its lcore id while it ran */
 	unsigned cached;                /* mbufs in its cache when it ended */
 	bool reused;                    /* a freed mbuf came back at the next alloc */
 	bool alloc_ok;
 };
 
-/* Takes the port's lock (which claims the id), then frees 40 mbufs and takes one back. */
-static void *worker_main(void *arg)
+/* Takes 40 mbufs, frees them and takes one back. */
+static void worker_use_pool(struct worker *w)
 {
-	struct worker *w = arg;
 	struct rte_mbuf *m[40], *last;
 	unsigned n = 0;
 
-	dpdk_port_lock(w->p);
-	dpdk_port_unlock(w->p);
-	w->id = rte_lcore_id();
-	if (w->all_claimed != NULL)
-		pthread_barrier_wait(w->all_claimed);
 	while (n < 40 && (m[n] = rte_pktmbuf_alloc(w->pool)) != NULL)
 		n++;
 	w->alloc_ok = n == 40;
 	for (unsigned i = 0; i < n; i++)
 		rte_pktmbuf_free(m[i]);
 	if (!w->alloc_ok)
-		return NULL;
+		return;
 	last = m[n - 1];
 	m[0] = rte_pktmbuf_alloc(w->pool);
 	w->reused = m[0] != NULL && m[0] == last;
 	rte_pktmbuf_free(m[0]);
 	if (w->id != LCORE_ID_ANY)
 		w->cached = rte_mempool_default_cache(w->pool, w->id)->len;
+}
+
+/* The workers use the pool one at a time. DPDK's multi-producer/consumer ring is not
+ * preemptible: a thread preempted between moving a ring's head and its tail makes every
+ * other thread on that ring spin until it runs again, and a hundred threads spinning on two
+ * cores turned a second's work into minutes. They still hold their ids all at once. */
+static pthread_mutex_t pool_turn = PTHREAD_MUTEX_INITIALIZER;
+
+/* Takes the port's lock (which claims the id), then uses the pool in its turn. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	dpdk_port_lock(w->p);
+	dpdk_port_unlock(w->p);
+	w->id = rte_lcore_id();
+	if (w->gate != NULL && !gate_wait(w->gate))
+		return NULL;
+	pthread_mutex_lock(&pool_turn);
+	worker_use_pool(w);
+	pthread_mutex_unlock(&pool_turn);
 	return NULL;
 }
 
-static void run_workers(struct worker *w, unsigned n, pthread_barrier_t *b)
+/* Joins t[0..n) until deadline (CLOCK_REALTIME); returns how many are still running. */
+static unsigned join_until(pthread_t *t, unsigned n, const struct timespec *deadline)
+{
+	unsigned late = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		late += pthread_timedjoin_np(t[i], NULL, deadline) != 0;
+	return late;
+}
+
+#define WORKERS_MAX_S 30
+
+/* Runs n workers (through gate g when not NULL) and waits for them. Fails the test, never
+ * hangs: when a thread cannot be created (the environment's memory or thread limit) the
+ * gate sends the others home; workers still running after WORKERS_MAX_S are left to the
+ * process's exit, with w and g, which the caller then must not free. */
+static void run_workers(struct worker *w, unsigned n, struct gate *g)
 {
 	pthread_t *t = calloc(n, sizeof(*t));
+	struct timespec deadline;
+	unsigned made = 0, late;
+	int rc = 0;
 
 	assert_non_null(t);
-	for (unsigned i = 0; i < n; i++) {
-		w[i].all_claimed = b;
-		assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+	while (made < n && rc == 0) {
+		w[made].gate = g;
+		rc = pthread_create(&t[made], NULL, worker_main, &w[made]);
+		made += rc == 0;
 	}
-	for (unsigned i = 0; i < n; i++)
-		assert_int_equal(pthread_join(t[i], NULL), 0);
+	if (rc != 0 && g != NULL)
+		gate_cancel(g);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += WORKERS_MAX_S;
+	late = join_until(t, made, &deadline);
 	free(t);
+	if (rc != 0)
+		fail_msg("worker %u of %u: pthread_create: %s (memory or thread limit)", made + 1,
+			 n, strerror(rc));
+	if (late > 0)
+		fail_msg("%u of %u workers still running after %d s", late, n, WORKERS_MAX_S);
 }
 
 /* A thread that takes the lock gets an lcore id and a cache: the mbuf it freed last comes
@@ -430,16 +515,18 @@ static void test_lcore_caches(void **state)
 	struct rte_mempool *mp = rte_pktmbuf_pool_create("t_many", MANY_MBUFS, MANY_CACHE, 0,
 							  64, SOCKET_ID_ANY);
 	struct worker *many = calloc(N, sizeof(*many));
-	pthread_barrier_t b;
+	struct gate *g = calloc(1, sizeof(*g));
 	unsigned with = 0;
 
-	assert_non_null(mp);
+	if (mp == NULL)
+		fail_msg("pool t_many: %s", rte_strerror(rte_errno));
 	assert_non_null(many);
-	assert_int_equal(pthread_barrier_init(&b, NULL, N), 0);
+	assert_non_null(g);
+	gate_init(g, N);
 	for (unsigned i = 0; i < N; i++)
 		many[i] = (struct worker){ .p = p, .pool = mp };
-	run_workers(many, N, &b);
-	pthread_barrier_destroy(&b);
+	run_workers(many, N, g);
+	free(g);
 	for (unsigned i = 0; i < N; i++) {
 		assert_true(many[i].alloc_ok);
 		with += many[i].id != LCORE_ID_ANY;
