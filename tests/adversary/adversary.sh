@@ -28,10 +28,7 @@ dpdk_tmpdir
 
 if [ "$MODE" = dpdk ]; then
 	dpdk_netns adv
-	ip -n "$DPDK_NS_B" addr add 198.51.100.2/24 dev veth-b || fail "address in $DPDK_NS_B"
-	# the kernel's segments must carry whole checksums for the engine (docs/dpdk.md)
-	need_cmd ethtool ethtool
-	ip netns exec "$DPDK_NS_B" ethtool -K veth-b tx off >/dev/null || fail "ethtool in $DPDK_NS_B"
+	dpdk_kernel_peer 198.51.100.2
 	ADDR=198.51.100.1
 	NS_A=$DPDK_NS_A
 	NS_B=$DPDK_NS_B

@@ -27,6 +27,9 @@
 #                             pair, ctl-a 198.51.100.129/25 and ctl-b .130/25, for the
 #                             out-of-band traffic (DPDK_CTL_A / DPDK_CTL_B); its two halves
 #                             are dpdk_kernel_addr NS IFACE IP and dpdk_netns_ctl
+#   dpdk_kernel_peer IP       after dpdk_netns, B's end as the kernel's own TCP/IP: IP/24 on
+#                             veth-b and whole TCP checksums on what it sends (a DPDK port on
+#                             af_packet sees veth's segments before offload fills them in)
 # Run a program over DPDK with:
 #   env SOFTRNIC_TRANSPORT=dpdk "$(dpdk_eal server "$(memif_vdev server)")" \
 #       SOFTRNIC_DPDK_IP=198.51.100.1/24 PROGRAM ...
@@ -123,6 +126,13 @@ dpdk_kernel_addr() {
 	ip netns exec "$1" sysctl -qw net.ipv4.conf.all.rp_filter=1 \
 		"net.ipv4.conf.$2.rp_filter=1" "net.ipv4.conf.$2.arp_ignore=8" || fail "sysctl in $1"
 	ip -n "$1" addr add "$3/32" dev "$2" || fail "address on $2 in $1"
+}
+
+dpdk_kernel_peer() {
+	ip -n "$DPDK_NS_B" addr add "$1/24" dev veth-b || fail "address in $DPDK_NS_B"
+	need_cmd ethtool ethtool
+	ip netns exec "$DPDK_NS_B" ethtool -K veth-b tx off >/dev/null ||
+		fail "ethtool -K veth-b tx off"
 }
 
 # dpdk_netns_ctl: the second veth pair, ctl-a DPDK_CTL_A/25 and ctl-b DPDK_CTL_B/25

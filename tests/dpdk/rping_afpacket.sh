@@ -46,11 +46,7 @@ out=$(timeout "$PROG_TIMEOUT" ip netns exec "$DPDK_NS_B" env SOFTRNIC_TRANSPORT=
 check $? "dpdk to dpdk"
 
 # the kernel's TCP on the client side
-ip -n "$DPDK_NS_B" addr add "$B/24" dev veth-b || fail "address in $DPDK_NS_B"
-# veth hands the kernel's segments over with the TCP checksum still to be filled in
-# (checksum offload); a packet socket would see them so: let the kernel compute it.
-need_cmd ethtool ethtool
-ip netns exec "$DPDK_NS_B" ethtool -K veth-b tx off >/dev/null || fail "ethtool -K veth-b tx off"
+dpdk_kernel_peer "$B"
 server
 out=$(timeout "$PROG_TIMEOUT" ip netns exec "$DPDK_NS_B" env SOFTRNIC_TRANSPORT=sock \
 	"$RPING" -c -a $A -p "$PORT" -C 100 -V -S 1000 2>&1)

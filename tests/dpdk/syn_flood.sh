@@ -33,9 +33,8 @@ stop_flood() {
 }
 EXIT_HOOKS="stop_flood $EXIT_HOOKS"
 
-# the real client on the kernel's TCP in B; the kernel fills its own checksums (rping_afpacket)
-ip -n "$DPDK_NS_B" addr add "$B/24" dev veth-b || fail "address in $DPDK_NS_B"
-ip netns exec "$DPDK_NS_B" ethtool -K veth-b tx off >/dev/null || fail "ethtool -K veth-b tx off"
+# the real client on the kernel's TCP in B
+dpdk_kernel_peer "$B"
 
 # framecnt: a receive ring of 8192 frames rather than af_packet's 512, as a server expecting
 # floods would have; the flooder writes in bursts of 256 and the poll thread shares its core
