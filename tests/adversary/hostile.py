@@ -42,6 +42,7 @@ def read_ird_overflow(p):
     its IRD fills, and the next Request is one too many (RDMA Verbs 6.5: 0x1203). Meanwhile
     (the stream stalled) a real client must still be served."""
     p.handshake()
+    p.legal_reads = True   # the first IRD of them are answered
     to, stag, _ = p.info.region["W"]
     p.s.sendall(b"".join(p.tx.fpdu(iw.read_request(i + 1, 0x99, 0, 4096, stag, to))
                          for i in range(STALL_READS)))
