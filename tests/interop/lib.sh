@@ -107,7 +107,7 @@ ia_down() {
 }
 
 # ia_host_link MS IMPAIR [ADDR/LEN]: after ia_up, the host's own end of the bridge: namespace
-# IA_NS-h with hx0 (holding ADDR, or no address for a DPDK port), its frames to the guests
+# hx-IA_NS with hx0 (holding ADDR, or no address for a DPDK port), its frames to the guests
 # delayed MS ms by tests/tcp/linux/impair (IMPAIR) between veth pairs hx0 / hx-mp and
 # hx-mb / hx-br (on siwbr0); MS 0 joins hx0 / hx-br directly. The guests' frames to the host
 # pass undelayed. Sets IA_HOST_NS, and IA_HOST_IP when ADDR is given. Why: siw's accept race
@@ -115,11 +115,11 @@ ia_down() {
 # link's time to reach a TCG guest. impair's packet sockets forward frames as they are,
 # so no end offloads a checksum or builds super-frames.
 ia_host_link() {
-	local ms=$1 bin=$2 addr=${3:-} ns=${IA_NS}-h i
+	local ms=$1 bin=$2 addr=${3:-} ns i
+	ns=$(ia_host_ns_name)
 	[ -n "$IA_NS" ] || { ia_log "ia_host_link needs siw-vm's namespace"; return 1; }
 	ip netns del "$ns" 2>/dev/null
 	ip netns add "$ns" || return 1
-	IA_HOST_DNS=$ns
 	ip -n "$ns" link set lo up
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 	if [ "$ms" = 0 ]; then
@@ -146,12 +146,17 @@ ia_host_link() {
 	return 1
 }
 
-# ia_host_unlink: ends impair (it outlives its interfaces) and the host namespace; host
-# programs go back to siw-vm's namespace and the bridge's address.
+# ia_host_ns_name: the host link's namespace. A prefix, not a suffix: siw-vm finds its own
+# namespace with `grep -w "^NAME"`, which a leftover "NAME-h" would satisfy, and then it
+# never creates NAME.
+ia_host_ns_name() { echo "hx-$IA_NS"; }
+
+# ia_host_unlink: ends impair (it outlives its interfaces) and the host namespace, also one
+# a killed run left behind; host programs go back to siw-vm's namespace and the bridge's
+# address.
 ia_host_unlink() {
 	impair_stop
-	[ -n "${IA_HOST_DNS:-}" ] && ip netns del "$IA_HOST_DNS" 2>/dev/null
-	IA_HOST_DNS=
+	[ -n "$IA_NS" ] && ip netns del "$(ia_host_ns_name)" 2>/dev/null
 	IA_HOST_NS=$IA_NS
 	IA_HOST_IP=$IA_NET.1
 }

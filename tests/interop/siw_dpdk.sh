@@ -7,7 +7,7 @@
 #   tests/interop/siw_dpdk.sh [DROPIN_BUILD_DIR [OUT]]   (default: build, BUILD/interop-dpdk)
 #
 # The DPDK port: lib.sh's host link (ia_host_link): net_af_packet takes hx0 in the namespace
-# siwvm-dp-h, whose frames reach the guests' bridge siwbr0 through tests/tcp/linux/impair,
+# hx-siwvm-dp, whose frames reach the guests' bridge siwbr0 through tests/tcp/linux/impair,
 # delayed INTEROP_DPDK_DELAY_MS (default 5; 0 joins hx0 to the bridge directly):
 # docs/interop.md: the link latency that keeps siw's accept race shut on a TCG guest.
 # The port is 198.51.100.5/24 (the kernel holds no address on hx0: it must not answer our ARP
