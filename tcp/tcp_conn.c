@@ -246,6 +246,7 @@ void tcp_conn_free(struct tcp_conn *c)
 	tcp_link_del(&c->link);
 	c->s->st.cur_conns--;
 	free(c->sq);
+	free(c->ooo);
 	tcp_rack_free(&c->rack);
 	free(c);
 }

@@ -58,7 +58,10 @@ static inline void tcp_link_del(struct tcp_link *l)
 #define TCP_PAWS_WINDOW 1u  /* TSval ticks older than TS.Recent that PAWS still takes */
 #define TCP_PERSIST_MAX_US 60000000u
 #define TCP_RTO_MAX_US 120000000u
-#define TCP_OOO_MAX 32u            /* out-of-order ranges (holes) held */
+/* Out-of-order ranges a connection may hold: enough for every other full segment of its
+ * receive buffer missing (heavy reordering or loss at a large window), at least this. */
+#define TCP_OOO_MIN 32u
+#define TCP_OOO_INIT 8u            /* ranges allocated at the first out-of-order segment */
 #define TCP_SQ_INIT 64u            /* send-queue entries at start (doubles) */
 #define TCP_TLP_MIN_US 10000u      /* RFC 8985 7.2: PTO at least 10 ms */
 #define TCP_COPY_MAX 256u          /* payload copied behind the headers, not cloned */
@@ -169,8 +172,8 @@ struct tcp_conn {
 	uint32_t rec_walk;         /* a record boundary found last (walk cache) */
 
 	/* receive queues */
-	struct tcp_ooo_ent ooo[TCP_OOO_MAX];
-	uint32_t ooo_cnt;
+	struct tcp_ooo_ent *ooo;    /* sorted by seq, disjoint, not touching; allocated lazily */
+	uint32_t ooo_cnt, ooo_cap;
 	struct rte_mbuf *rxq_head, *rxq_tail; /* in-order data waiting for a consumer */
 	struct tcp_sack_rcv sack_rcv;
 

@@ -1,7 +1,7 @@
 /* Receive side of the segment text (RFC 9293 3.10.7.4 seventh step): trimming to the window,
  * in-order delivery by on_recv with the mbuf itself, the out-of-order queue (ranges of
- * segments, bounded by the window and TCP_OOO_MAX holes), SACK receiver blocks and the delayed-ACK decision
- * (RFC 9293 3.8.6.3, RFC 5681 4.2).
+ * segments, bounded by the window, their number by ooo_limit), SACK receiver blocks and the
+ * delayed-ACK decision (RFC 9293 3.8.6.3, RFC 5681 4.2).
  *
  * Segments are never adjusted or trimmed in place (rte_pktmbuf_adj/trim only work on the
  * first/last mbuf of a chain): the payload range (off, len) travels with the mbuf, and
@@ -136,6 +136,55 @@ void tcp_reass_dsack(struct tcp_conn *c, uint32_t start, uint32_t end)
 	c->dsack_due = true;
 }
 
+/* The ranges a connection may hold: a window of full segments with every other one missing,
+ * which a path that reorders by more than a few segments at a high rate comes near. Fewer,
+ * and the segments beyond them are dropped and sent again as if lost. A peer that sends tiny
+ * segments to make holes is bounded by the same count (and the window by the octets). */
+static uint32_t ooo_limit(const struct tcp_conn *c)
+{
+	uint32_t mss = c->rcv_mss ? c->rcv_mss : TCP_DEFAULT_MSS;
+	uint32_t n = c->s->cfg.rcv_buf / mss / 2 + 1;
+
+	return n > TCP_OOO_MIN ? n : TCP_OOO_MIN;
+}
+
+/* Room for one more range; false (the segment is dropped) at the limit or without memory. */
+static bool ooo_room(struct tcp_conn *c)
+{
+	uint32_t cap, lim;
+	struct tcp_ooo_ent *n;
+
+	if (c->ooo_cnt < c->ooo_cap)
+		return true;
+	lim = ooo_limit(c);
+	if (c->ooo_cap >= lim)
+		return false;
+	cap = c->ooo_cap ? 2 * c->ooo_cap : TCP_OOO_INIT;
+	cap = cap < lim ? cap : lim;
+	n = realloc(c->ooo, cap * sizeof(*n));
+	if (n == NULL)
+		return false;
+	c->ooo = n;
+	c->ooo_cap = cap;
+	return true;
+}
+
+/* The first range that ends after seq (ooo_cnt if none). */
+static uint32_t ooo_find(const struct tcp_conn *c, uint32_t seq)
+{
+	uint32_t lo = 0, hi = c->ooo_cnt;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (seq_leq(c->ooo[mid].seq + c->ooo[mid].len, seq))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Keep [seq, seq+len) of m (payload at off). The part already held is dropped, as is the
  * part from the next held range on (it holds those octets already; what lies beyond comes
  * again). Returns the octets kept from seq (0: nothing kept, m freed); *kept_seq is where
@@ -143,10 +192,8 @@ void tcp_reass_dsack(struct tcp_conn *c, uint32_t start, uint32_t end)
 static uint32_t ooo_insert(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off, uint32_t seq,
 			   uint32_t len, uint32_t *kept_seq)
 {
-	uint32_t i = 0, end = seq + len;
+	uint32_t i = ooo_find(c, seq), end = seq + len;
 
-	while (i < c->ooo_cnt && seq_leq(c->ooo[i].seq + c->ooo[i].len, seq))
-		i++;
 	/* ooo[i]: the first range ending after seq */
 	if (i < c->ooo_cnt && seq_leq(c->ooo[i].seq, seq)) {
 		uint32_t r_end = c->ooo[i].seq + c->ooo[i].len;
@@ -184,8 +231,10 @@ static uint32_t ooo_insert(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off,
 		n->len += end - seq;
 		return end - seq;
 	}
-	if (c->ooo_cnt == TCP_OOO_MAX)
+	if (!ooo_room(c)) {
+		c->s->st.ooo_drops++;
 		goto drop;
+	}
 	memmove(&c->ooo[i + 1], &c->ooo[i], (c->ooo_cnt - i) * sizeof(c->ooo[0]));
 	c->ooo[i].head = c->ooo[i].tail = m;
 	c->ooo[i].seq = seq;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "stcp_eng.h"
@@ -38,6 +39,8 @@ static int open_port(struct eng_app *a)
 		return -1;
 	}
 	a->stack = dpdk_port_stack(a->port);
+	a->spin_ns = (uint64_t)cfg.spin_us * 1000u;
+	a->nap_ns = (uint64_t)cfg.nap_us * 1000u;
 	return 0;
 }
 
@@ -61,12 +64,27 @@ static int setup(struct eng_app *a)
 	return 0;
 }
 
-/* Time-bounded poll loop. Returns true when the --timeout hit. */
+/* Naps until the next timer, at most nap_ns. */
+static void nap(const struct eng_app *a, uint64_t next_ns)
+{
+	uint64_t ns = next_ns < a->nap_ns ? next_ns : a->nap_ns;
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Time-bounded poll loop, with the port poll thread's rule (dpdk_poll.c): spin while packets
+ * come and for spin_us after the last, then nap until the next timer, at most nap_us. Two
+ * engines and a forwarder on one small machine otherwise take every core by spinning, and
+ * each packet then waits for a time slice. */
 static bool run(struct eng_app *a)
 {
 	uint64_t deadline = a->o.timeout_s > 0 ? stcp_now_ns() + (uint64_t)(a->o.timeout_s * 1e9)
 					       : UINT64_MAX;
-	uint64_t idle = 0;
+	uint64_t busy_at = stcp_now_ns(), now;
+
+	/* a nap lasts what it asks: the default 50 us timer slack would add as much again */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	while (!eng_done(a) && !stop_signal) {
 		uint64_t next = UINT64_MAX;
 		if (!a->o.listen)
@@ -74,15 +92,13 @@ static bool run(struct eng_app *a)
 		int n = dpdk_port_poll(a->port, &next);
 		eng_service(a);
 		tcp_stack_flush(a->stack);
-		if (stcp_now_ns() > deadline)
+		now = stcp_now_ns();
+		if (now > deadline)
 			return true;
-		/* Busy-poll while traffic flows; after ~20k empty polls nap briefly so a run
-		 * waiting for a retransmission timer does not hold a core. */
-		idle = n > 0 ? 0 : idle + 1;
-		if (idle > 20000 && next > 100000) {
-			struct timespec ts = { 0, 20000 };
-			nanosleep(&ts, NULL);
-		}
+		if (n > 0)
+			busy_at = now;
+		else if (now - busy_at >= a->spin_ns && next > 0)
+			nap(a, next);
 	}
 	return false;
 }

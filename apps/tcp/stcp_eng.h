@@ -42,6 +42,7 @@ struct eng_app {
 	uint32_t opened, over, handshakes, established;
 	struct sockaddr_in dst;
 	int fatal;            /* a setup error: negative errno */
+	uint64_t spin_ns, nap_ns; /* the port's spin_us and nap_us: softrnic-tcp's poll loop */
 };
 
 extern const struct tcp_conn_ops eng_conn_ops;

@@ -128,6 +128,8 @@ struct tcp_stack_stats {
 	 * checksum to an offload its port did not do: a memif peer with memif_csum = off) */
 	uint64_t in_csum_partial;
 	uint64_t challenge_acks, paws_drops, ooo_segs, dup_segs, syn_backlog_drops;
+	/* out-of-order segments dropped because the connection held as many ranges as it may */
+	uint64_t ooo_drops;
 	uint64_t no_port_rsts;  /* RST answered to a segment for no connection/listener */
 	/* SYN cookies (docs/tcp.md): SYN-ACKs sent with one while a SYN queue was full, ACKs
 	 * that returned a good one, and ACKs to a listener that sent cookies lately whose

@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "tcp_fixture.h"
+#include "tcp_int.h"
 #include "net_int.h"
 #include "tcp_segment.h"
 
@@ -298,6 +299,50 @@ static void conn_view(struct pair_ep *a, struct pair_inj *in)
 	in->seq = s->seq + s->len + ((s->flags & (TCP_F_SYN | TCP_F_FIN)) ? 1 : 0);
 	in->ack = sb->seq + sb->len + ((sb->flags & TCP_F_SYN) ? 1 : 0);
 	in->wnd = 1000;
+}
+
+/* A peer that makes holes with one-octet segments: the receiver holds at most its limit of
+ * ranges (32 for a 64 KiB buffer), drops and counts the rest, and what it kept still joins
+ * the data that comes in order afterwards. */
+#define HOLE_SEGS 40u
+
+static void test_ooo_range_limit(void **state)
+{
+	struct tcp_stack_cfg c;
+	struct pair_ep a, b;
+	struct pair_inj in;
+	struct tcp_stack_stats st;
+	uint32_t base;
+	uint8_t one;
+
+	(void)state;
+	pair_fini(&P);
+	pair_cfg_default(&c);
+	c.no_timestamps = true; /* the injected segments carry none */
+	c.rcv_buf = 64u << 10;
+	pair_init(&P, &c, &c, 5 * SEC);
+	pair_established(&a, &b);
+	conn_view(&a, &in);
+	base = in.seq;
+	in.flags = TCP_F_ACK;
+	in.data = &one;
+	in.len = 1;
+	for (uint32_t k = 0; k < HOLE_SEGS; k++) {
+		in.seq = base + 2 * k + 1;
+		one = pair_pattern(2 * k + 1);
+		assert_int_equal(pair_inject(&P, PAIR_B, &in), 0);
+		pair_run(&P);
+	}
+	tcp_stack_get_stats(P.st[PAIR_B], &st);
+	assert_int_equal(st.ooo_drops, HOLE_SEGS - 32);
+	assert_int_equal(b.c->ooo_cnt, 32);
+	assert_int_equal(tcp_conn_state(b.c), TCP_ESTABLISHED);
+	/* A's own stream from base: in order, across the ranges held */
+	assert_int_equal(pair_bulk(&P, &a, &b, 4096, 5 * SEC), 4096);
+	assert_true(pair_check_pattern(&b, 4096));
+	assert_int_equal(b.c->ooo_cnt, 0);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
 }
 
 static void test_rst_rules(void **state)
@@ -887,6 +932,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_abort_in_recv, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_time_wait_reopen, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_fin_wait_2_timeout, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_ooo_range_limit, pair_fixture_setup, pair_fixture_teardown),
 	};
 
 	return pair_run_tests("test_tcp_conn", tests, sizeof(tests) / sizeof(tests[0]));

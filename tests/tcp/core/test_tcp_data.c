@@ -340,6 +340,52 @@ static void test_ooo_long_range(void **state)
 	pair_ep_fini(&b);
 }
 
+/* First transmissions of every other data segment lost, OOO_HOLES of them in one flight
+ * (the pattern of a path that reorders by many segments): the receiver holds every segment
+ * between them, far more ranges than its first allocation, drops none, and the sender sends
+ * each hole once. */
+#define OOO_HOLES 100u
+
+static enum pair_action drop_every_other(void *arg, const struct pair_seg *s, unsigned n)
+{
+	unsigned *seen = arg;
+
+	(void)n;
+	if (s->dir == PAIR_B || !s->len)
+		return PAIR_PASS;
+	++*seen;
+	return *seen <= 2 * OOO_HOLES && *seen % 2 == 1 ? PAIR_DROP : PAIR_PASS;
+}
+
+static void test_ooo_many_holes(void **state)
+{
+	struct pair_ep a, b;
+	struct tcp_conn_stats st;
+	struct tcp_stack_stats ss;
+	unsigned seen = 0;
+	const size_t pre = 4u << 20, len = 2 * OOO_HOLES * 1448;
+
+	(void)state;
+	pair_established(&a, &b);
+	assert_int_equal(pair_bulk(&P, &a, &b, pre, 60 * SEC), pre); /* open cwnd */
+	pair_advance(&P, 5 * MS, 1 * MS);
+	tcp_conn_get_stats(a.c, &st);
+	assert_true(st.cwnd >= len);
+	P.filter = drop_every_other;
+	P.filter_arg = &seen;
+	send_pattern(&a, pre, len);
+	pair_advance(&P, 100 * MS, 1 * MS);
+	assert_true(pair_check_pattern(&b, pre + len));
+	tcp_stack_get_stats(P.st[PAIR_B], &ss);
+	assert_int_equal(ss.ooo_drops, 0);
+	assert_true(b.c->ooo_cap >= OOO_HOLES - 1);
+	tcp_conn_get_stats(a.c, &st);
+	assert_int_equal(st.retrans, OOO_HOLES);
+	assert_int_equal(st.rto_expiries, 0);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
 /* The last two segments of a flight are lost: no duplicate ACKs come. The tail loss probe
  * (PTO = max(2 SRTT, 10 ms)) repairs it well before the 200 ms RTO. */
 static void test_tail_loss_probe(void **state)
@@ -1012,6 +1058,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sack_recovery, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_sack_both_ways, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ooo_long_range, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_ooo_many_holes, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_tail_loss_probe, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_reorder_dup_corrupt, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_zero_window_persist, pair_fixture_setup, pair_fixture_teardown),
