@@ -25,7 +25,7 @@
 # ("clean A B"), BENCH_PAIRS ("kk ee"), BENCH_BYTES_clean / _A / _B (256M, 16M, 64M),
 # BENCH_KERNEL_CC, BENCH_ENGINE_CC (each end's congestion control: cubic, as Debian's kernel
 # has by default; the engine has newreno, cubic and bbr; ktcp_peer sets the kernel's per socket,
-# KTCP_CC), BENCH_TIMEOUT (a transfer's limit, 300 s; one that fails counts 0), BENCH_LOGS (a
+# KTCP_CC), BENCH_ENGINE_SPIN_US (the engines' spin_us, default 0: below), BENCH_TIMEOUT (a transfer's limit, 300 s; one that fails counts 0), BENCH_LOGS (a
 # directory to keep every log in), BENCH_NO_BUILD (not empty: use BUILD_DIR as it is),
 # BENCH_STRICT (not empty: exit 1 when a transfer did not complete; the smoke test in
 # tests/tcp/linux),
@@ -50,6 +50,11 @@ PAIRS=${BENCH_PAIRS:-kk ee}
 TMO=${BENCH_TIMEOUT:-300}
 KERNEL_CC=${BENCH_KERNEL_CC:-cubic}
 ENGINE_CC=${BENCH_ENGINE_CC:-cubic}
+# The engines' poll loops nap as soon as a pass finds nothing (the port's key spin_us, 200 us
+# by default): two engines spinning on a 2-core machine leave impair's forwarder no core, and
+# every frame then waits for a time slice (B: 0.41 against 0.70 Gbit/s, bench/results/
+# 2026-11-29-bench-impair-autotune.md). Linux's endpoints sleep between packets likewise.
+ENGINE_SPIN_US=${BENCH_ENGINE_SPIN_US:-0}
 A=198.51.100.1
 Bip=198.51.100.2
 PORT=5001
@@ -110,6 +115,7 @@ end() {
 		exec ip netns exec "$ns" env \
 			SOFTRNIC_DPDK_EAL="--no-huge -m 256 -l $lc --vdev=net_af_packet0,iface=$if,qdisc_bypass=1" \
 			SOFTRNIC_DPDK_IP="$ip/24" SOFTRNIC_DPDK_CC="$ENGINE_CC" \
+			SOFTRNIC_DPDK_SPIN_US="$ENGINE_SPIN_US" \
 			${BENCH_PCAP:+SOFTRNIC_DPDK_PCAP=$log.pcap} \
 			timeout -k 3 $((TMO + 15)) "$E" "$@" --timeout "$TMO" --stats >"$log" 2>&1
 	fi
@@ -179,7 +185,7 @@ transfer() {
 }
 
 echo "== bench-impair: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r), build $B, $ROUNDS rounds, pairs $PAIRS," \
-	"congestion control: kernel $KERNEL_CC, engine $ENGINE_CC"
+	"congestion control: kernel $KERNEL_CC, engine $ENGINE_CC, engine spin_us $ENGINE_SPIN_US"
 RESULTS=
 FAILED=0
 for prof in $PROFILES; do

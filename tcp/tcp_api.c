@@ -133,6 +133,8 @@ void tcp_conn_get_stats(const struct tcp_conn *c, struct tcp_conn_stats *st)
 	st->rcv_wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	st->cwnd = c->cc.cwnd;
 	st->ssthresh = c->cc.ssthresh;
+	st->snd_buf = tcp_snd_buf_now(c);
+	st->rcv_buf = c->rcv_buf;
 	st->snd_wscale = c->snd_wscale;
 	st->rcv_wscale = c->rcv_wscale;
 	st->sack_ok = c->sack_ok;

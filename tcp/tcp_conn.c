@@ -14,12 +14,12 @@ uint16_t tcp_stack_rcv_mss(const struct tcp_stack *s)
 	return (uint16_t)(net_if_mtu(s->nif) - 40);
 }
 
-/* Scale so that the whole receive buffer fits the 16-bit field (RFC 7323 2.2). */
+/* Scale so that the largest receive window fits the 16-bit field (RFC 7323 2.2). */
 uint8_t tcp_stack_rcv_wscale(const struct tcp_stack *s)
 {
 	uint8_t ws = 0;
 
-	while (ws < TCP_MAX_WSCALE && (s->cfg.rcv_buf >> ws) > 65535)
+	while (ws < TCP_MAX_WSCALE && (s->cfg.rcv_buf_max >> ws) > 65535)
 		ws++;
 	return ws;
 }
@@ -49,6 +49,7 @@ struct tcp_conn *tcp_conn_alloc(struct tcp_stack *s)
 	c->ts_ok = !s->cfg.no_timestamps;
 	c->sack_ok = !s->cfg.no_sack;
 	c->rcv_mss = tcp_stack_rcv_mss(s);
+	c->rcv_buf = s->cfg.rcv_buf;
 	c->peer_mss = TCP_DEFAULT_MSS;
 	c->snd_mss = TCP_DEFAULT_MSS;
 	c->rcv_wscale = tcp_stack_rcv_wscale(s);

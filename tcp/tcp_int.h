@@ -147,6 +147,7 @@ struct tcp_conn {
 	/* receive sequence space */
 	uint32_t irs, rcv_nxt, rcv_adv;  /* rcv_adv: right edge announced */
 	uint32_t rcv_held;         /* delivered (or waiting for delivery), not tcp_conn_recved */
+	uint32_t rcv_buf;          /* the receive window now: cfg.rcv_buf, growing (tcp_reass.c) */
 	uint32_t last_ack_sent;
 	uint32_t fin_seq;          /* peer FIN sequence, when TCPF_FIN_RCVD */
 	uint32_t unacked_bytes;    /* in-order octets received since the last ACK */
@@ -336,6 +337,7 @@ void tcp_send_rst_for(struct tcp_stack *s, const struct tcp_seg *seg);
 void tcp_send_rst_conn(struct tcp_conn *c);
 uint16_t tcp_rcv_wnd_field(struct tcp_conn *c, bool syn);
 uint32_t tcp_rcv_space(const struct tcp_conn *c);
+uint32_t tcp_snd_buf_now(const struct tcp_conn *c);
 uint32_t tcp_flight(const struct tcp_conn *c);
 
 /* tcp_send.c */

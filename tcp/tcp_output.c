@@ -10,7 +10,7 @@
 
 uint32_t tcp_rcv_space(const struct tcp_conn *c)
 {
-	uint32_t buf = c->s->cfg.rcv_buf;
+	uint32_t buf = c->rcv_buf;
 
 	return c->rcv_held >= buf ? 0 : buf - c->rcv_held;
 }
@@ -23,7 +23,7 @@ uint16_t tcp_rcv_wnd_field(struct tcp_conn *c, bool syn)
 
 	if (seq_gt(c->rcv_adv, c->rcv_nxt))
 		cur = c->rcv_adv - c->rcv_nxt;
-	thresh = c->s->cfg.rcv_buf / 2 < c->rcv_mss ? c->s->cfg.rcv_buf / 2 : c->rcv_mss;
+	thresh = c->rcv_buf / 2 < c->rcv_mss ? c->rcv_buf / 2 : c->rcv_mss;
 	wnd = avail > cur && avail - cur >= thresh ? avail : cur;
 	if (syn || !c->ws_ok) {
 		field = wnd > 65535 ? 65535 : wnd;

@@ -143,7 +143,7 @@ void tcp_reass_dsack(struct tcp_conn *c, uint32_t start, uint32_t end)
 static uint32_t ooo_limit(const struct tcp_conn *c)
 {
 	uint32_t mss = c->rcv_mss ? c->rcv_mss : TCP_DEFAULT_MSS;
-	uint32_t n = c->s->cfg.rcv_buf / mss / 2 + 1;
+	uint32_t n = c->rcv_buf / mss / 2 + 1;
 
 	return n > TCP_OOO_MIN ? n : TCP_OOO_MIN;
 }
@@ -305,6 +305,23 @@ static void in_order(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off, uint3
 	ack_policy(c, len, had_ooo);
 }
 
+/* Receive-window autotuning: the window doubles, up to cfg.rcv_buf_max, when the last ACK
+ * announced nearly the whole window (the consumer keeps up: a consumer that falls behind is
+ * what a window is for) and a segment ends within a quarter window of that right edge (the
+ * sender is held back by it). A loss holds the window's left edge for a round trip or two
+ * while the sender goes on, so a long path with loss needs several windows of its rate. The
+ * next growth needs the larger window announced and filled, a round trip at least; the small
+ * window of the handshake (unscaled) never counts. */
+static void rcv_buf_grow(struct tcp_conn *c, uint32_t end)
+{
+	uint32_t max = c->s->cfg.rcv_buf_max, q = c->rcv_buf / 4;
+
+	if (c->rcv_buf >= max || !seq_gt(c->rcv_adv, c->last_ack_sent) ||
+	    c->rcv_adv - c->last_ack_sent < 3 * q || seq_lt(end + q, c->rcv_adv))
+		return;
+	c->rcv_buf = c->rcv_buf > max / 2 ? max : 2 * c->rcv_buf;
+}
+
 void tcp_reass_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg *seg)
 {
 	uint32_t seq = seg->seq, len = seg->payload_len, off = seg->hdr_len;
@@ -333,6 +350,8 @@ void tcp_reass_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg
 		fin = false;
 		c->flags |= TCPF_ACK_NOW;
 	}
+	if (len)
+		rcv_buf_grow(c, seq + len);
 	if (len == 0) {
 		rte_pktmbuf_free(m);
 	} else if (seq == c->rcv_nxt) {

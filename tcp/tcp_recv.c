@@ -7,7 +7,7 @@ void tcp_recv_window_update(struct tcp_conn *c)
 {
 	uint32_t cur = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	uint32_t avail = tcp_rcv_space(c);
-	uint32_t buf = c->s->cfg.rcv_buf;
+	uint32_t buf = c->rcv_buf;
 	uint32_t thresh = buf / 2 < 2u * c->rcv_mss ? buf / 2 : 2u * c->rcv_mss;
 
 	if (cur == 0)

@@ -18,9 +18,24 @@ static struct tcp_sq_ent *ent(const struct tcp_conn *c, uint32_t i)
 	return &c->sq[(c->sq_head + i) & (c->sq_cap - 1)];
 }
 
+/* The send buffer: cfg.snd_buf, or twice the window (the congestion window, or the peer's if
+ * smaller) up to cfg.snd_buf_max, so that a window's worth can be queued while one is in
+ * flight (with what SACK holds behind a hole): a sender whose window outgrows a fixed buffer
+ * stalls on the buffer, not on the network. A peer that does not read keeps it small. */
+uint32_t tcp_snd_buf_now(const struct tcp_conn *c)
+{
+	uint32_t wnd = c->cc.cwnd < c->snd_wnd ? c->cc.cwnd : c->snd_wnd;
+	uint64_t want = 2ull * wnd;
+	uint32_t base = c->s->cfg.snd_buf, max = c->s->cfg.snd_buf_max;
+
+	if (want <= base)
+		return base;
+	return want >= max ? max : (uint32_t)want;
+}
+
 uint32_t tcp_sq_space(const struct tcp_conn *c)
 {
-	uint32_t buf = c->s->cfg.snd_buf;
+	uint32_t buf = tcp_snd_buf_now(c);
 
 	return c->sq_bytes >= buf ? 0 : buf - c->sq_bytes;
 }

@@ -64,10 +64,18 @@ static void cfg_resolve(struct tcp_stack_cfg *c)
 {
 	if (!c->max_conns)
 		c->max_conns = 4096;
+	if (!c->snd_buf_max)
+		c->snd_buf_max = c->snd_buf ? c->snd_buf : TCP_BUF_MAX_DEFAULT;
+	if (!c->rcv_buf_max)
+		c->rcv_buf_max = c->rcv_buf ? c->rcv_buf : TCP_BUF_MAX_DEFAULT;
 	if (!c->snd_buf)
 		c->snd_buf = TCP_BUF_DEFAULT;
 	if (!c->rcv_buf)
 		c->rcv_buf = TCP_BUF_DEFAULT;
+	if (c->snd_buf_max < c->snd_buf)
+		c->snd_buf_max = c->snd_buf;
+	if (c->rcv_buf_max < c->rcv_buf)
+		c->rcv_buf_max = c->rcv_buf;
 	if (!c->delack_us)
 		c->delack_us = 1000;
 	if (!c->msl_ms)
@@ -93,7 +101,7 @@ static void cfg_resolve(struct tcp_stack_cfg *c)
 static int cfg_check(const struct tcp_stack_cfg *c)
 {
 	/* The window field with scale 14 covers 2^30; keep the buffers well inside it. */
-	if (c->snd_buf > (1u << 29) || c->rcv_buf > (1u << 29) || c->rcv_buf < 2048)
+	if (c->snd_buf_max > (1u << 29) || c->rcv_buf_max > (1u << 29) || c->rcv_buf < 2048)
 		return -EINVAL;
 	if (c->max_conns > (1u << 22))
 		return -EINVAL;

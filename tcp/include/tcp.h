@@ -57,17 +57,24 @@ const char *tcp_state_name(enum tcp_state s);
 enum tcp_cc_algo { TCP_CC_NEWRENO, TCP_CC_CUBIC, TCP_CC_BBR };
 
 /* ---- stack ------------------------------------------------------------------------------ */
-/* Default send buffer and receive window: 1 MiB. The receiver takes segments in bursts of 32
- * and acknowledges them at the end of its pass, so a window must cover the sender's burst and
- * the receiver's pass together: a smaller window at MTU 9000 makes the two ends alternate
- * (one burst a round trip) instead of overlapping (docs/tcp.md).
+/* Default send buffer and receive window to start with: 1 MiB. The receiver takes segments in
+ * bursts of 32 and acknowledges them at the end of its pass, so a window must cover the
+ * sender's burst and the receiver's pass together: a smaller window at MTU 9000 makes the two
+ * ends alternate (one burst a round trip) instead of overlapping (docs/tcp.md).
  * Neither is memory set aside: both bound what the shared mbuf pools may hold. */
 #define TCP_BUF_DEFAULT (1u << 20)
+/* Left at their defaults, both grow while a connection needs more (docs/tcp.md, "Buffer
+ * autotuning"): the send buffer to twice the congestion window, the receive window while the
+ * sender fills it, each up to this (Linux's default tcp_wmem limit). */
+#define TCP_BUF_MAX_DEFAULT (4u << 20)
 struct tcp_stack_cfg {
 	struct net_if_cfg nif;  /* the interface: addresses, MTU, pool, transmit (tcp/net.h) */
 	uint32_t max_conns;     /* connections + TIME_WAIT entries (hash size); 0 = 4096 */
 	uint32_t snd_buf;       /* per-connection send buffer octets; 0 = TCP_BUF_DEFAULT */
 	uint32_t rcv_buf;       /* per-connection receive window octets; 0 = TCP_BUF_DEFAULT */
+	/* what each grows to; 0: TCP_BUF_MAX_DEFAULT where the buffer is 0, else the buffer
+	 * (a buffer given alone stays fixed, as SO_SNDBUF / SO_RCVBUF do on Linux) */
+	uint32_t snd_buf_max, rcv_buf_max;
 	bool no_sack;           /* do not offer SACK (on by default) */
 	bool no_timestamps;     /* do not offer timestamps (on by default) */
 	bool no_wscale;         /* do not offer window scaling (on by default) */
@@ -266,6 +273,7 @@ struct tcp_conn_stats {
 	uint64_t dsacks;       /* DSACKs received (RFC 2883): a segment reached the peer twice */
 	uint64_t undos;        /* recoveries undone as spurious (the originals had arrived) */
 	uint32_t reo_wnd_us;   /* RACK's reordering window now (RFC 8985) */
+	uint32_t snd_buf, rcv_buf; /* the send buffer and receive window now (autotuning) */
 };
 void tcp_conn_get_stats(const struct tcp_conn *c, struct tcp_conn_stats *st);
 

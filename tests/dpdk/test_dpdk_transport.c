@@ -246,7 +246,7 @@ static uint64_t released_by(struct rn_conn *c, uint64_t want)
  * right after, and B still receives every octet as it was. */
 static void test_send_ref(void **state)
 {
-	const size_t chunk = 60000, total = 3u << 20;
+	const size_t chunk = 60000, total = 12u << 20; /* more than both buffers grown (4 MiB) */
 	struct rn_mem_limits lim = { .max_pd = 1, .max_mr = 4, .max_mw = 1, .max_pbl = 4 };
 	struct dpdk_tp_stats st0, st1;
 	struct rn_conn *a, *b;

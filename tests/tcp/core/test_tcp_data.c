@@ -386,6 +386,60 @@ static void test_ooo_many_holes(void **state)
 	pair_ep_fini(&b);
 }
 
+/* Buffer autotuning (docs/tcp.md): with the buffers left at their defaults, a loss early in a
+ * flight larger than the window holds the window's left edge while the sender fills it to the
+ * right edge: the window grows, and the send buffer follows twice the congestion window, both
+ * at most TCP_BUF_MAX_DEFAULT. Buffers given explicitly stay. */
+/* sa: the sender after a bulk transfer; sb: the receiver after the loss. */
+static void autotune_run(struct pair_ep *a, struct pair_ep *b, struct tcp_conn_stats *sa,
+			 struct tcp_conn_stats *sb)
+{
+	struct drop_list d = {.n = 1, .which = {1}};
+	const size_t pre = 16u << 20;
+	size_t len;
+
+	pair_established(a, b);
+	tcp_conn_get_stats(a->c, sa);
+	tcp_conn_get_stats(b->c, sb);
+	assert_int_equal(sb->rcv_buf, P.st[PAIR_B]->cfg.rcv_buf);
+	assert_int_equal(pair_bulk(&P, a, b, pre, 60 * SEC), pre); /* open cwnd */
+	pair_advance(&P, 5 * MS, 1 * MS);
+	tcp_conn_get_stats(a->c, sa); /* the send buffer at full speed */
+	len = tcp_conn_send_space(a->c); /* all the buffer holds: more than the window */
+	assert_true(len >= TCP_BUF_DEFAULT);
+	P.filter = drop_data;
+	P.filter_arg = &d;
+	send_pattern(a, pre, len);
+	pair_advance(&P, 200 * MS, 1 * MS);
+	assert_true(pair_check_pattern(b, pre + len));
+	P.filter = NULL;
+	tcp_conn_get_stats(b->c, sb);
+}
+
+static void test_buf_autotune(void **state)
+{
+	struct tcp_stack_cfg c;
+	struct pair_ep a, b;
+	struct tcp_conn_stats sa, sb;
+
+	(void)state;
+	autotune_run(&a, &b, &sa, &sb);
+	assert_true(sb.rcv_buf > TCP_BUF_DEFAULT && sb.rcv_buf <= TCP_BUF_MAX_DEFAULT);
+	assert_true(sa.snd_buf > TCP_BUF_DEFAULT && sa.snd_buf <= TCP_BUF_MAX_DEFAULT);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+
+	pair_cfg_default(&c);
+	c.snd_buf = c.rcv_buf = TCP_BUF_DEFAULT;
+	reinit(&c, &c, 5 * SEC);
+	autotune_run(&a, &b, &sa, &sb);
+	assert_int_equal(sb.rcv_buf, TCP_BUF_DEFAULT);
+	assert_int_equal(sa.snd_buf, TCP_BUF_DEFAULT);
+	assert_true(sb.rcv_wnd <= TCP_BUF_DEFAULT);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
 /* The last two segments of a flight are lost: no duplicate ACKs come. The tail loss probe
  * (PTO = max(2 SRTT, 10 ms)) repairs it well before the 200 ms RTO. */
 static void test_tail_loss_probe(void **state)
@@ -1059,6 +1113,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sack_both_ways, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ooo_long_range, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ooo_many_holes, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_buf_autotune, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_tail_loss_probe, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_reorder_dup_corrupt, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_zero_window_persist, pair_fixture_setup, pair_fixture_teardown),
