@@ -388,9 +388,9 @@ static void test_ooo_many_holes(void **state)
 
 /* Buffer autotuning (docs/tcp.md): with the buffers left at their defaults, a loss early in a
  * flight larger than the window holds the window's left edge while the sender fills it to the
- * right edge: the window grows, and the send buffer follows twice the congestion window, both
- * at most TCP_BUF_MAX_DEFAULT. Buffers given explicitly stay. */
-/* sa: the sender after a bulk transfer; sb: the receiver after the loss. */
+ * right edge: the window grows, and the send buffer follows twice the window (congestion or
+ * peer's), both at most TCP_BUF_MAX_DEFAULT. Buffers given explicitly stay. autotune_run
+ * leaves in sa the sender after a bulk transfer, in sb the receiver after the loss. */
 static void autotune_run(struct pair_ep *a, struct pair_ep *b, struct tcp_conn_stats *sa,
 			 struct tcp_conn_stats *sb)
 {
