@@ -25,8 +25,9 @@
 # ("clean A B"), BENCH_PAIRS ("kk ee"), BENCH_BYTES_clean / _A / _B (256M, 16M, 64M),
 # BENCH_KERNEL_CC, BENCH_ENGINE_CC (each end's congestion control: cubic, as Debian's kernel
 # has by default; the engine has newreno, cubic and bbr; ktcp_peer sets the kernel's per socket,
-# KTCP_CC), BENCH_ENGINE_SPIN_US (the engines' spin_us, default 0: below), BENCH_TIMEOUT (a transfer's limit, 300 s; one that fails counts 0), BENCH_LOGS (a
-# directory to keep every log in), BENCH_NO_BUILD (not empty: use BUILD_DIR as it is),
+# KTCP_CC), BENCH_ENGINE_SPIN_US (the engines' spin_us, default 0: below), BENCH_TIMEOUT
+# (a transfer's limit, 300 s; one that fails counts 0), BENCH_LOGS (a directory to keep every
+# log in), BENCH_NO_BUILD (not empty: use BUILD_DIR as it is),
 # BENCH_STRICT (not empty: exit 1 when a transfer did not complete; the smoke test in
 # tests/tcp/linux),
 # BENCH_PCAP (not empty: each engine end captures its frames to LOG.pcap beside its log, and
@@ -50,9 +51,9 @@ PAIRS=${BENCH_PAIRS:-kk ee}
 TMO=${BENCH_TIMEOUT:-300}
 KERNEL_CC=${BENCH_KERNEL_CC:-cubic}
 ENGINE_CC=${BENCH_ENGINE_CC:-cubic}
-# The engines' poll loops nap as soon as a pass finds nothing (the port's key spin_us, 200 us
-# by default): two engines spinning on a 2-core machine leave impair's forwarder no core, and
-# every frame then waits for a time slice (B: 0.41 against 0.70 Gbit/s, bench/results/
+# The engines' poll loops nap as soon as a pass finds nothing (the port's key spin_us here 0,
+# by default 200 us): two engines spinning on a 2-core machine leave impair's forwarder no
+# core, and every frame then waits for a time slice (B: 0.41 against 0.70 Gbit/s, bench/results/
 # 2026-11-29-bench-impair-autotune.md). Linux's endpoints sleep between packets likewise.
 ENGINE_SPIN_US=${BENCH_ENGINE_SPIN_US:-0}
 A=198.51.100.1

@@ -156,7 +156,7 @@ ia_host_ns_name() { echo "hx-$IA_NS"; }
 # address.
 ia_host_unlink() {
 	impair_stop
-	[ -n "$IA_NS" ] && ip netns del "$(ia_host_ns_name)" 2>/dev/null
+	[ -n "${IA_NS:-}" ] && ip netns del "$(ia_host_ns_name)" 2>/dev/null
 	IA_HOST_NS=$IA_NS
 	IA_HOST_IP=$IA_NET.1
 }
