@@ -313,6 +313,26 @@ static void test_sack_both_ways(void **state)
 	pair_ep_fini(&b);
 }
 
+/* Connects a to b, opens a's cwnd to at least len with 4 MiB of bulk, then sends len more
+ * octets through filter f and runs the pair for settle_ns; b must have it all. */
+static void lossy_flight(struct pair_ep *a, struct pair_ep *b, size_t len, pair_filter_fn f,
+			 void *arg, uint64_t settle_ns)
+{
+	const size_t pre = 4u << 20;
+	struct tcp_conn_stats st;
+
+	pair_established(a, b);
+	assert_int_equal(pair_bulk(&P, a, b, pre, 60 * SEC), pre); /* open cwnd */
+	pair_advance(&P, 5 * MS, 1 * MS);
+	tcp_conn_get_stats(a->c, &st);
+	assert_true(st.cwnd >= len);
+	P.filter = f;
+	P.filter_arg = arg;
+	send_pattern(a, pre, len);
+	pair_advance(&P, settle_ns, 1 * MS);
+	assert_true(pair_check_pattern(b, pre + len));
+}
+
 /* One hole in front of 150 segments: the receiver holds them all as one range (more
  * segments than OOO slots) and SACKs only what it holds; one retransmission repairs it. */
 static void test_ooo_long_range(void **state)
@@ -320,19 +340,9 @@ static void test_ooo_long_range(void **state)
 	struct pair_ep a, b;
 	struct drop_list d = {.n = 1, .which = {1}};
 	struct tcp_conn_stats st;
-	const size_t pre = 4u << 20, len = 150 * 1448;
 
 	(void)state;
-	pair_established(&a, &b);
-	assert_int_equal(pair_bulk(&P, &a, &b, pre, 60 * SEC), pre); /* open cwnd */
-	pair_advance(&P, 5 * MS, 1 * MS);
-	tcp_conn_get_stats(a.c, &st);
-	assert_true(st.cwnd >= len);
-	P.filter = drop_data;
-	P.filter_arg = &d;
-	send_pattern(&a, pre, len);
-	pair_advance(&P, 50 * MS, 1 * MS);
-	assert_true(pair_check_pattern(&b, pre + len));
+	lossy_flight(&a, &b, 150 * 1448, drop_data, &d, 50 * MS);
 	tcp_conn_get_stats(a.c, &st);
 	assert_int_equal(st.retrans, 1);
 	assert_int_equal(st.rto_expiries, 0);
@@ -363,19 +373,9 @@ static void test_ooo_many_holes(void **state)
 	struct tcp_conn_stats st;
 	struct tcp_stack_stats ss;
 	unsigned seen = 0;
-	const size_t pre = 4u << 20, len = 2 * OOO_HOLES * 1448;
 
 	(void)state;
-	pair_established(&a, &b);
-	assert_int_equal(pair_bulk(&P, &a, &b, pre, 60 * SEC), pre); /* open cwnd */
-	pair_advance(&P, 5 * MS, 1 * MS);
-	tcp_conn_get_stats(a.c, &st);
-	assert_true(st.cwnd >= len);
-	P.filter = drop_every_other;
-	P.filter_arg = &seen;
-	send_pattern(&a, pre, len);
-	pair_advance(&P, 100 * MS, 1 * MS);
-	assert_true(pair_check_pattern(&b, pre + len));
+	lossy_flight(&a, &b, 2 * OOO_HOLES * 1448, drop_every_other, &seen, 100 * MS);
 	tcp_stack_get_stats(P.st[PAIR_B], &ss);
 	assert_int_equal(ss.ooo_drops, 0);
 	assert_true(b.c->ooo_cap >= OOO_HOLES - 1);
