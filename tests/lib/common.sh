@@ -82,9 +82,28 @@ start_server() {
 	SERVER_PID=$!
 }
 
+# running PID: the process exists and has not exited (an exited child stays a zombie until
+# waited for, and kill -0 still finds it)
+running() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "${st#Z}" = "$st" ]
+}
+
+# TERM, then after 5 s KILL, to the server and to the process group a `timeout` in front of
+# it made (timeout passes TERM on and waits for ever: a sanitizer's exit that hangs in its
+# leak check ignores TERM, and its process would outlive the test, spinning on a core)
 kill_server() {
-	if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+	if [ -n "$SERVER_PID" ] && running "$SERVER_PID"; then
 		kill "$SERVER_PID" 2>/dev/null
+		for _ in $(seq 50); do
+			running "$SERVER_PID" || break
+			sleep 0.1
+		done
+		if running "$SERVER_PID"; then
+			kill -KILL -- "-$SERVER_PID" 2>/dev/null
+			kill -KILL "$SERVER_PID" 2>/dev/null
+		fi
 		wait "$SERVER_PID" 2>/dev/null
 	fi
 	SERVER_PID=
