@@ -62,6 +62,7 @@ static inline void tcp_link_del(struct tcp_link *l)
  * receive buffer missing (heavy reordering or loss at a large window), at least this. */
 #define TCP_OOO_MIN 32u
 #define TCP_OOO_INIT 8u            /* ranges allocated at the first out-of-order segment */
+#define TCP_COMP_MAX 44u           /* out-of-order segments one held ACK may cover (D184) */
 #define TCP_SQ_INIT 64u            /* send-queue entries at start (doubles) */
 #define TCP_TLP_MIN_US 10000u      /* RFC 8985 7.2: PTO at least 10 ms */
 #define TCP_COPY_MAX 256u          /* payload copied behind the headers, not cloned */
@@ -151,6 +152,13 @@ struct tcp_conn {
 	uint32_t last_ack_sent;
 	uint32_t fin_seq;          /* peer FIN sequence, when TCPF_FIN_RCVD */
 	uint32_t unacked_bytes;    /* in-order octets received since the last ACK */
+	/* SACK compression (D184): the RCV.NXT the out-of-order ACKs below were counted at,
+	 * the immediate ones sent for it, the SACK blocks changed since the last ACK (the
+	 * front of sack_rcv) and the out-of-order segments whose ACK is held */
+	uint32_t comp_nxt;
+	uint8_t comp_dups, comp_fresh;
+	uint16_t comp_held;
+	uint64_t comp_last_us;     /* when the last out-of-order segment came */
 
 	/* timestamps (RFC 7323) */
 	uint32_t ts_recent;
@@ -383,6 +391,7 @@ void tcp_rtx_restart(struct tcp_conn *c);
 void tcp_persist_arm(struct tcp_conn *c);
 void tcp_tlp_arm(struct tcp_conn *c);
 void tcp_delack_arm(struct tcp_conn *c);
+void tcp_ack_within(struct tcp_conn *c, uint64_t us);
 void tcp_ka_reset(struct tcp_conn *c);
 void tcp_ka_closing(struct tcp_conn *c);
 void tcp_timer_arm_ms(struct tcp_conn *c, struct tcp_timer *t, uint64_t ms);

@@ -110,6 +110,8 @@ static void after_send(struct tcp_conn *c, uint32_t seq, uint32_t len, uint8_t f
 		c->last_ack_sent = c->rcv_nxt;
 		c->flags &= ~TCPF_ACK_NOW;
 		c->unacked_bytes = 0;
+		c->comp_fresh = 0;
+		c->comp_held = 0;
 		tcp_timer_cancel(&s->wheel, &c->t_delack);
 	}
 	c->last_send_us = tcp_now_us(s);

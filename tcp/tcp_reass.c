@@ -292,6 +292,45 @@ static void ack_policy(struct tcp_conn *c, uint32_t len, bool filled)
 		tcp_delack_arm(c);
 }
 
+/* The ACK of an out-of-order segment that was kept (D184). RFC 5681 4.2 asks for an
+ * immediate duplicate ACK; as Linux does, the first three for each RCV.NXT leave at once (a
+ * sender that counts duplicate ACKs needs them), later ones are held until TCP_COMP_MAX
+ * segments wait or for a twentieth of the round trip (at most the delayed-ACK time). While
+ * a hole lasts every segment above it is out of order, and an ACK for each doubles the
+ * frames a path forwards. A held ACK never hides SACK information: the blocks changed since
+ * the last ACK are the front of sack_rcv, and when as many changed as an ACK carries, it
+ * leaves at once. Nothing is held without a measured round trip, nor when segments come
+ * further apart than a timer tick: an ACK each then costs the path little, and holding
+ * them slowed senders on a long path (docs/tcp.md). */
+static void ooo_ack_policy(struct tcp_conn *c, bool joins_front)
+{
+	unsigned room = (c->ts_ok ? 3u : 4u) - (c->dsack_due ? 1u : 0u);
+	uint64_t us = c->s->cfg.delack_us, now = tcp_now_us(c->s);
+	bool sparse = now - c->comp_last_us > TCP_TICK_US;
+
+	c->comp_last_us = now;
+	if (c->comp_nxt != c->rcv_nxt) {
+		c->comp_nxt = c->rcv_nxt;
+		c->comp_dups = 0;
+	}
+	if (!joins_front || !c->comp_fresh)
+		c->comp_fresh++;
+	if (c->comp_dups < 3) {
+		c->comp_dups++;
+		c->flags |= TCPF_ACK_NOW;
+		return;
+	}
+	if (c->comp_fresh >= room || ++c->comp_held >= TCP_COMP_MAX || !c->rto.srtt_us ||
+	    sparse) {
+		c->flags |= TCPF_ACK_NOW;
+		return;
+	}
+	c->s->st.acks_compressed++;
+	if (c->rto.srtt_us / 20 < us)
+		us = c->rto.srtt_us / 20;
+	tcp_ack_within(c, us);
+}
+
 static void in_order(struct tcp_conn *c, struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
 	bool had_ooo = c->ooo_cnt != 0;
@@ -364,9 +403,14 @@ void tcp_reass_data(struct tcp_conn *c, struct rte_mbuf *m, const struct tcp_seg
 		c->s->st.ooo_segs++;
 		c->st.ooo_segs++;
 		kept = ooo_insert(c, m, off, seq, len, &kseq);
-		if (kept)
+		if (kept) {
+			bool front = tcp_sack_rcv_joins_front(&c->sack_rcv, kseq, kseq + kept);
+
 			tcp_sack_rcv_add(&c->sack_rcv, kseq, kseq + kept);
-		c->flags |= TCPF_ACK_NOW; /* RFC 5681 4.2: immediate duplicate ACK */
+			ooo_ack_policy(c, front);
+		} else {
+			c->flags |= TCPF_ACK_NOW; /* a duplicate (D-SACK) or a drop */
+		}
 	}
 	if (fin) {
 		c->fin_seq = seq + len;

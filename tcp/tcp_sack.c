@@ -50,6 +50,11 @@ void tcp_sack_rcv_add(struct tcp_sack_rcv *r, uint32_t start, uint32_t end)
 	r->n++;
 }
 
+bool tcp_sack_rcv_joins_front(const struct tcp_sack_rcv *r, uint32_t start, uint32_t end)
+{
+	return r->n && touches(&r->blk[0], start, end);
+}
+
 void tcp_sack_rcv_advance(struct tcp_sack_rcv *r, uint32_t rcv_nxt)
 {
 	for (unsigned i = 0; i < r->n;) {

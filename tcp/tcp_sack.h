@@ -22,6 +22,8 @@ struct tcp_sack_rcv {
 void tcp_sack_rcv_init(struct tcp_sack_rcv *r);
 /* An out-of-order segment [start, end) arrived (merges, moves the range to the front). */
 void tcp_sack_rcv_add(struct tcp_sack_rcv *r, uint32_t start, uint32_t end);
+/* Whether [start, end) would join the most recently changed range (blk[0]). */
+bool tcp_sack_rcv_joins_front(const struct tcp_sack_rcv *r, uint32_t start, uint32_t end);
 /* rcv_nxt advanced: drop ranges now below it. */
 void tcp_sack_rcv_advance(struct tcp_sack_rcv *r, uint32_t rcv_nxt);
 /* Up to max blocks for the next ACK, most recent first. Returns the count. */

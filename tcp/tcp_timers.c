@@ -240,6 +240,17 @@ void tcp_delack_arm(struct tcp_conn *c)
 		arm_us(c, &c->t_delack, c->s->cfg.delack_us);
 }
 
+/* An ACK is due within us at the latest: an armed delayed-ACK timer moves earlier only. */
+void tcp_ack_within(struct tcp_conn *c, uint64_t us)
+{
+	struct tcp_wheel *w = &c->s->wheel;
+
+	if (tcp_timer_armed(&c->t_delack) &&
+	    tcp_timer_due_us(w, &c->t_delack) <= tcp_now_us(c->s) + us)
+		return;
+	arm_us(c, &c->t_delack, us);
+}
+
 static void delack_fire(struct tcp_timer *t, void *arg)
 {
 	struct tcp_conn *c = arg;

@@ -37,6 +37,11 @@ void tcp_timer_init(struct tcp_timer *t, tcp_timer_fn fn, void *arg);
 void tcp_timer_arm(struct tcp_wheel *w, struct tcp_timer *t, uint64_t now_us, uint64_t delay_us);
 void tcp_timer_cancel(struct tcp_wheel *w, struct tcp_timer *t);
 static inline bool tcp_timer_armed(const struct tcp_timer *t) { return t->armed; }
+/* The latest time an armed timer fires (the end of its tick). */
+static inline uint64_t tcp_timer_due_us(const struct tcp_wheel *w, const struct tcp_timer *t)
+{
+	return w->start_us + t->expire_tick * w->tick_us;
+}
 /* Run every timer due by now_us (callbacks may arm and cancel any timer, including their
  * own). Returns the number fired. */
 unsigned tcp_wheel_run(struct tcp_wheel *w, uint64_t now_us);

@@ -15,13 +15,15 @@ static void print_stack(struct tcp_stack *s)
 	       " rto_expiries=%" PRIu64 " in_errs=%" PRIu64 " in_csum_errs=%" PRIu64
 	       " in_csum_partial=%" PRIu64 " out_rsts=%" PRIu64 " in_rsts=%" PRIu64
 	       " challenge_acks=%" PRIu64 " paws_drops=%" PRIu64 " ooo_segs=%" PRIu64
-	       " ooo_drops=%" PRIu64 " dup_segs=%" PRIu64 " syn_backlog_drops=%" PRIu64 " no_port_rsts=%" PRIu64
+	       " ooo_drops=%" PRIu64 " acks_compressed=%" PRIu64 " dup_segs=%" PRIu64
+	       " syn_backlog_drops=%" PRIu64 " no_port_rsts=%" PRIu64
 	       " syncookies_sent=%" PRIu64 " syncookies_ok=%" PRIu64
 	       " syncookies_failed=%" PRIu64 " cur_conns=%" PRIu64 " time_wait=%" PRIu64 "\n",
 	       t.active_opens, t.passive_opens, t.attempt_fails, t.estab_resets, t.in_segs,
 	       t.out_segs, t.retrans_segs, t.fast_retrans, t.rto_expiries, t.in_errs,
 	       t.in_csum_errs, t.in_csum_partial, t.out_rsts, t.in_rsts, t.challenge_acks,
-	       t.paws_drops, t.ooo_segs, t.ooo_drops, t.dup_segs, t.syn_backlog_drops, t.no_port_rsts,
+	       t.paws_drops, t.ooo_segs, t.ooo_drops, t.acks_compressed, t.dup_segs,
+	       t.syn_backlog_drops, t.no_port_rsts,
 	       t.syncookies_sent, t.syncookies_ok, t.syncookies_failed, t.cur_conns, t.time_wait);
 }
 

@@ -137,6 +137,8 @@ struct tcp_stack_stats {
 	uint64_t challenge_acks, paws_drops, ooo_segs, dup_segs, syn_backlog_drops;
 	/* out-of-order segments dropped because the connection held as many ranges as it may */
 	uint64_t ooo_drops;
+	/* out-of-order segments whose ACK was held for a later one (SACK compression) */
+	uint64_t acks_compressed;
 	uint64_t no_port_rsts;  /* RST answered to a segment for no connection/listener */
 	/* SYN cookies (docs/tcp.md): SYN-ACKs sent with one while a SYN queue was full, ACKs
 	 * that returned a good one, and ACKs to a listener that sent cookies lately whose

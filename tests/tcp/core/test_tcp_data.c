@@ -313,24 +313,37 @@ static void test_sack_both_ways(void **state)
 	pair_ep_fini(&b);
 }
 
-/* Connects a to b, opens a's cwnd to at least len with 4 MiB of bulk, then sends len more
- * octets through filter f and runs the pair for settle_ns; b must have it all. */
-static void lossy_flight(struct pair_ep *a, struct pair_ep *b, size_t len, pair_filter_fn f,
-			 void *arg, uint64_t settle_ns)
+#define FLIGHT_PRE (4u << 20)
+
+/* Connects a to b and opens a's cwnd to at least len with FLIGHT_PRE octets of bulk. */
+static void flight_open(struct pair_ep *a, struct pair_ep *b, size_t len)
 {
-	const size_t pre = 4u << 20;
 	struct tcp_conn_stats st;
 
 	pair_established(a, b);
-	assert_int_equal(pair_bulk(&P, a, b, pre, 60 * SEC), pre); /* open cwnd */
+	assert_int_equal(pair_bulk(&P, a, b, FLIGHT_PRE, 60 * SEC), FLIGHT_PRE);
 	pair_advance(&P, 5 * MS, 1 * MS);
 	tcp_conn_get_stats(a->c, &st);
 	assert_true(st.cwnd >= len);
+}
+
+/* Sends len more octets through filter f and runs the pair for settle_ns; b must have it
+ * all. */
+static void flight_send(struct pair_ep *a, struct pair_ep *b, size_t len, pair_filter_fn f,
+			void *arg, uint64_t settle_ns)
+{
 	P.filter = f;
 	P.filter_arg = arg;
-	send_pattern(a, pre, len);
-	pair_advance(&P, settle_ns, 1 * MS);
-	assert_true(pair_check_pattern(b, pre + len));
+	send_pattern(a, FLIGHT_PRE, len);
+	pair_advance(&P, settle_ns, 100 * US);
+	assert_true(pair_check_pattern(b, FLIGHT_PRE + len));
+}
+
+static void lossy_flight(struct pair_ep *a, struct pair_ep *b, size_t len, pair_filter_fn f,
+			 void *arg, uint64_t settle_ns)
+{
+	flight_open(a, b, len);
+	flight_send(a, b, len, f, arg, settle_ns);
 }
 
 /* One hole in front of 150 segments: the receiver holds them all as one range (more
@@ -379,6 +392,58 @@ static void test_ooo_many_holes(void **state)
 	tcp_stack_get_stats(P.st[PAIR_B], &ss);
 	assert_int_equal(ss.ooo_drops, 0);
 	assert_true(b.c->ooo_cap >= OOO_HOLES - 1);
+	tcp_conn_get_stats(a.c, &st);
+	assert_int_equal(st.retrans, OOO_HOLES);
+	assert_int_equal(st.rto_expiries, 0);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
+/* SACK compression (D184): B's round trip is set to 2 ms (the pair's links take no time, so
+ * it measures none and holds nothing). One hole in front of 60 segments: three duplicate
+ * ACKs leave at once, then one ACK covers up to TCP_COMP_MAX segments or waits a twentieth
+ * of the round trip; one retransmission repairs the hole. Then every other segment lost:
+ * each segment above a hole opens a new SACK block, and an ACK leaves whenever as many
+ * blocks changed as it carries, so the sender still learns of every segment and sends each
+ * hole exactly once. */
+static unsigned acks_of_b(unsigned from)
+{
+	unsigned k = 0;
+
+	for (unsigned i = from; i < P.nlog && i < PAIR_LOG; i++)
+		k += P.log[i].dir == PAIR_B && !P.log[i].len;
+	return k;
+}
+
+static void test_sack_compression(void **state)
+{
+	struct pair_ep a, b;
+	struct drop_list d = {.n = 1, .which = {1}};
+	struct tcp_conn_stats st;
+	struct tcp_stack_stats ss;
+	unsigned from, seen = 0;
+
+	(void)state;
+	flight_open(&a, &b, 60 * 1448);
+	b.c->rto.srtt_us = 2000;
+	from = P.nlog;
+	flight_send(&a, &b, 60 * 1448, drop_data, &d, 50 * MS);
+	assert_true(P.nlog < PAIR_LOG);
+	tcp_stack_get_stats(P.st[PAIR_B], &ss);
+	assert_true(ss.acks_compressed >= 50);
+	assert_true(acks_of_b(from) <= 8); /* one for each of the 59 before */
+	tcp_conn_get_stats(a.c, &st);
+	assert_int_equal(st.retrans, 1);
+	assert_int_equal(st.rto_expiries, 0);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+
+	reinit(NULL, NULL, P.now_ns);
+	flight_open(&a, &b, 2 * OOO_HOLES * 1448);
+	b.c->rto.srtt_us = 2000;
+	flight_send(&a, &b, 2 * OOO_HOLES * 1448, drop_every_other, &seen, 100 * MS);
+	tcp_stack_get_stats(P.st[PAIR_B], &ss);
+	assert_true(ss.acks_compressed > 0);
 	tcp_conn_get_stats(a.c, &st);
 	assert_int_equal(st.retrans, OOO_HOLES);
 	assert_int_equal(st.rto_expiries, 0);
@@ -1112,6 +1177,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sack_recovery, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_sack_both_ways, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ooo_long_range, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_sack_compression, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ooo_many_holes, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_buf_autotune, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_tail_loss_probe, pair_fixture_setup, pair_fixture_teardown),
