@@ -14,7 +14,8 @@
 #define IC_RD_ATOM 4
 
 /* Wait for event t on id (any id for a CONNECT_REQUEST); the caller acks *out. Other
- * events are acked and dropped; a DISCONNECTED of this check's connection is noted. */
+ * events are acked and dropped, other connection requests refused; a DISCONNECTED of this
+ * check's connection is noted. */
 static int cm_wait(struct ic *ic, enum rdma_cm_event_type t, struct rdma_cm_id *id,
 		   struct rdma_cm_event **out, int ms)
 {
@@ -27,6 +28,15 @@ static int cm_wait(struct ic *ic, enum rdma_cm_event_type t, struct rdma_cm_id *
 		if (ev->event == t && (!id || ev->id == id)) {
 			*out = ev;
 			return 0;
+		}
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			/* not the one awaited: refused, never left pending (siw's kernel BUG()s in
+			 * iw_cm when the peer of a request nobody answered closes) */
+			struct rdma_cm_id *stray = ev->id;
+			rdma_ack_cm_event(ev);
+			rdma_reject(stray, NULL, 0);
+			rdma_destroy_id(stray);
+			continue;
 		}
 		bool mine = ev->id == ic->conn.id && ic->conn.id;
 		if (mine && ev->event == RDMA_CM_EVENT_DISCONNECTED)
