@@ -30,6 +30,8 @@ int ck_srq_srv(struct ic *ic);
 int ck_srq_cli(struct ic *ic);
 int ck_solicited_srv(struct ic *ic);
 int ck_solicited_cli(struct ic *ic);
+int ck_srq_shared_srv(struct ic *ic);
+int ck_srq_shared_cli(struct ic *ic);
 /* ck_error.c */
 int ck_prot_bounds_srv(struct ic *ic);
 int ck_prot_stag_srv(struct ic *ic);

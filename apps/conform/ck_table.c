@@ -48,6 +48,10 @@ const struct ic_check ic_checks[] = {
 	{ "srq_limit", "T39; verbs §6.3",
 	  "5 Sends into an S-RQ of 8 Receives armed at 4: each in one Receive, one limit event",
 	  .prep = ck_srq_prep, HALVES(ck_srq_srv, ck_srq_cli) },
+	{ "srq_shared", "T39; verbs §6.3.5",
+	  "one S-RQ under two QPs (two connections): Sends on both take its Receives, each "
+	  "completion on its QP's CQ naming that QP, byte_len exact, in that QP's order",
+	  .prep = ck_srq_prep, HALVES(ck_srq_shared_srv, ck_srq_shared_cli) },
 	{ "solicited_event", "T38; verbs §8.2.5",
 	  "a CQ armed for solicited completions sleeps through a plain Send, wakes for an SE one",
 	  HALVES(ck_solicited_srv, ck_solicited_cli) },
