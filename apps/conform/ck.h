@@ -55,5 +55,7 @@ int ck_send_imm_srv(struct ic *ic);
 int ck_send_imm_cli(struct ic *ic);
 int ck_write_imm_srv(struct ic *ic);
 int ck_write_imm_cli(struct ic *ic);
+int ck_send_inline_srv(struct ic *ic);
+int ck_send_inline_cli(struct ic *ic);
 
 #endif

@@ -45,6 +45,10 @@ const struct ic_check ic_checks[] = {
 	  "a 111-octet message gathered from 3 SGEs, written and sent: the Write places it whole, "
 	  "the Receive scatters it over 3 SGEs, nothing between them",
 	  HALVES(ck_sgl_srv, ck_sgl_cli) },
+	{ "send_inline", "ibv_post_send(3) IBV_SEND_INLINE; verbs §8.2.2 r8",
+	  "inline Sends of 1 and max_inline_data octets and an inline Write of max, each source "
+	  "overwritten at once after post, arrive intact; max + 1 is refused at post",
+	  HALVES(ck_send_inline_srv, ck_send_inline_cli), .inl = 64 },
 	{ "srq_limit", "T39; verbs §6.3",
 	  "5 Sends into an S-RQ of 8 Receives armed at 4: each in one Receive, one limit event",
 	  .prep = ck_srq_prep, HALVES(ck_srq_srv, ck_srq_cli) },
