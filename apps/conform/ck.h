@@ -57,5 +57,10 @@ int ck_write_imm_srv(struct ic *ic);
 int ck_write_imm_cli(struct ic *ic);
 int ck_send_inline_srv(struct ic *ic);
 int ck_send_inline_cli(struct ic *ic);
+/* ck_order.c */
+int ck_ord_srv(struct ic *ic);
+int ck_ord_cli(struct ic *ic);
+int ck_fence_srv(struct ic *ic);
+int ck_fence_cli(struct ic *ic);
 
 #endif

@@ -35,6 +35,14 @@ const struct ic_check ic_checks[] = {
 	{ "rdma_read", "T20; RFC 5040 §5.2",
 	  "RDMA Reads of 1 MiB and 100 octets return the source, which is unchanged",
 	  HALVES(ck_read_srv, ck_read_cli) },
+	{ "ord_ird", "T18; verbs §6.5, §8.2.2 r18",
+	  "with ORD and IRD 2, 24 Reads and a Send posted at once: the requester queues the Reads "
+	  "past its ORD, all complete Success in post order, data exact",
+	  HALVES(ck_ord_srv, ck_ord_cli), .rd = 2 },
+	{ "read_fence", "T19; verbs §8.2.2 r2, r15, §8.2.2.2",
+	  "a large Read, then a Send with Read Fence: the responder overwrites the source when the "
+	  "Send arrives, the Read still returns the original; Read completes first",
+	  HALVES(ck_fence_srv, ck_fence_cli) },
 	{ "zero_length", "T40; verbs §7.6.3, §8.1.3.2",
 	  "zero-length Send, Read and Write with garbage STags complete Success; the Send "
 	  "consumes a Receive with byte_len 0", HALVES(ck_zero_srv, ck_zero_cli) },
