@@ -30,6 +30,8 @@ int ck_srq_srv(struct ic *ic);
 int ck_srq_cli(struct ic *ic);
 int ck_solicited_srv(struct ic *ic);
 int ck_solicited_cli(struct ic *ic);
+int ck_srq_shared_srv(struct ic *ic);
+int ck_srq_shared_cli(struct ic *ic);
 /* ck_error.c */
 int ck_prot_bounds_srv(struct ic *ic);
 int ck_prot_stag_srv(struct ic *ic);
@@ -53,5 +55,12 @@ int ck_send_imm_srv(struct ic *ic);
 int ck_send_imm_cli(struct ic *ic);
 int ck_write_imm_srv(struct ic *ic);
 int ck_write_imm_cli(struct ic *ic);
+int ck_send_inline_srv(struct ic *ic);
+int ck_send_inline_cli(struct ic *ic);
+/* ck_order.c */
+int ck_ord_srv(struct ic *ic);
+int ck_ord_cli(struct ic *ic);
+int ck_fence_srv(struct ic *ic);
+int ck_fence_cli(struct ic *ic);
 
 #endif

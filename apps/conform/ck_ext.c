@@ -8,6 +8,7 @@
 
 #define LW IBV_ACCESS_LOCAL_WRITE
 #define RW IBV_ACCESS_REMOTE_WRITE
+#define TAIL 64 /* octets after the expected data that must stay untouched */
 
 /* The server's type 2 window over b, bound on the check's QP; NOT APPLICABLE when the
  * device has no type 2 windows (remote invalidation needs one: an MR from ibv_reg_mr may
@@ -180,4 +181,135 @@ int ck_write_imm_cli(struct ic *ic)
 						  0xfeedf00d, &a))
 		return -1;
 	return ic_step_send(ic, 2, NULL);
+}
+
+/* Inline data (libibverbs' IBV_SEND_INLINE; not in the RDMA Verbs, whose §8.2.2 rules 8-10
+ * leave a WR's buffers the RNIC's until it completes): the data is taken at post, so the
+ * source may be reused as soon as ibv_post_send returns, and it needs no MR. The client's
+ * QP asks for ck_table.c's inl octets; max_inline_data of its caps is what the check holds it to:
+ * an RDMA Write of max octets, then Sends of 1 and of max octets (one SGE, then two), each
+ * from an unregistered buffer overwritten right after its post, arrive as they were at post
+ * (the Write is placed once a Send behind it has arrived: verbs §8.2.2 r13); then, once the
+ * server has checked them, a Send of max + 1 inline octets is refused at post, and a plain
+ * Send behind it is the next message the server receives. */
+#define INL_SENDS 3
+#define INL_MARK 8
+#define INL_LIMIT (1u << 20) /* no device's inline maximum comes near */
+
+int ck_send_inline_srv(struct ic *ic)
+{
+	struct ic_adv m;
+	if (ic_step_recv(ic, 1, &m))
+		return -1;
+	EXPECT(ic, m.len > 0 && m.len <= INL_LIMIT, "the client's max_inline_data %u: not "
+	       "between 1 and %u", m.len, INL_LIMIT);
+	uint32_t len[INL_SENDS + 1] = { 1, m.len, m.len, INL_MARK };
+	struct ic_buf *r[INL_SENDS + 1];
+	for (int i = 0; i <= INL_SENDS; i++) {
+		r[i] = ic_buf_new(ic, m.len + TAIL, LW, 0);
+		EXPECT(ic, r[i], "ibv_reg_mr failed: %s", strerror(errno));
+		if (ic_post_recv(ic, 1 + i, r[i], 0, m.len + TAIL))
+			return -1;
+	}
+	struct ic_buf *w = ic_buf_new(ic, m.len + TAIL, LW | RW, 0);
+	EXPECT(ic, w, "ibv_reg_mr failed: %s", strerror(errno));
+	struct ic_adv a = { (uintptr_t)w->p, w->mr->rkey, m.len };
+	if (ic_step_send(ic, 2, &a) || ic_step_recv(ic, 3, NULL))
+		return -1;
+	for (int i = 0; i <= INL_SENDS; i++) {
+		if (i == INL_SENDS) { /* the inline WRs are good: now the one too large */
+			if (ic_step_send(ic, 4, NULL) || ic_step_recv(ic, 5, NULL))
+				return -1;
+		}
+		struct ibv_wc wc;
+		if (ic_expect_wc(ic, ic->conn.rcq, 1 + i, IBV_WC_SUCCESS, &wc))
+			return -1;
+		EXPECT(ic, wc.byte_len == len[i], "%s: byte_len %u, expected %u",
+		       i == INL_SENDS ? "the plain Send behind the refused one" : "inline Send",
+		       wc.byte_len, len[i]);
+		if (i < INL_SENDS) {
+			size_t d = ic_buf_pattern_diff(r[i], 0, len[i], 20 + i);
+			EXPECT(ic, d == 0, "inline Send %d of %u octets: octet %zu is not what the "
+			       "source held at post", i + 1, len[i], d - 1);
+		}
+		size_t d = ic_buf_fill_diff(r[i], len[i], TAIL, 0);
+		EXPECT(ic, d == 0, "Send %d of %u octets placed octet %zu beyond its length", i + 1,
+		       len[i], d - 1);
+		if (i == 0) { /* a Send behind the Write has arrived: the Write is placed */
+			d = ic_buf_pattern_diff(w, 0, m.len, 20 + INL_SENDS);
+			EXPECT(ic, d == 0, "inline RDMA Write of %u octets: octet %zu is not what "
+			       "the source held at post", m.len, d - 1);
+			d = ic_buf_fill_diff(w, m.len, TAIL, 0);
+			EXPECT(ic, d == 0, "inline RDMA Write placed octet %zu beyond its length",
+			       d - 1);
+		}
+	}
+	return 0;
+}
+
+/* Post an inline WR from sources the caller filled, then overwrite them at once. */
+static int post_inline(struct ic *ic, enum ibv_wr_opcode op, uint64_t id, struct ibv_sge *sg,
+		       int n, const struct ic_adv *a, struct ic_buf *src)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = op, .sg_list = sg, .num_sge = n,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE };
+	if (a) {
+		wr.wr.rdma.remote_addr = a->addr;
+		wr.wr.rdma.rkey = a->rkey;
+	}
+	if (ic_post_wr(ic, &wr) != 0)
+		return -1;
+	memset(src->p, 0xee, src->len);
+	return 0;
+}
+
+int ck_send_inline_cli(struct ic *ic)
+{
+	uint32_t max = ic->conn.cap.max_inline_data;
+	if (max == 0)
+		return ic_na(ic, "the client's QP reports max_inline_data 0 (asked %u): no inline "
+			     "data", (unsigned)ic_checks[ic->check].inl);
+	EXPECT(ic, max <= INL_LIMIT, "max_inline_data %u: more than %u", max, INL_LIMIT);
+	struct ic_adv m = { 0, 0, max }, a;
+	if (ic_step_send(ic, 1, &m) || ic_step_recv(ic, 2, &a))
+		return -1;
+	struct ic_buf *s[INL_SENDS + 1], *big = ic_buf_new(ic, max + 1, -1, 0x77);
+	struct ic_buf *mark = ic_buf_new(ic, INL_MARK, LW, 0x11);
+	EXPECT(ic, big && mark, "buffer or ibv_reg_mr failed: %s", strerror(errno));
+	for (int i = 0; i <= INL_SENDS; i++) { /* the last: the Write's source */
+		s[i] = ic_buf_new(ic, i == 0 ? 1 : max, -1, 0);
+		EXPECT(ic, s[i], "no memory for a source");
+		ic_buf_pattern(s[i], 20 + i);
+	}
+	struct ibv_sge sg[2] = { ic_sge(s[3], 0, max) };
+	if (post_inline(ic, IBV_WR_RDMA_WRITE, 1, sg, 1, &a, s[3]))
+		return -1;
+	sg[0] = ic_sge(s[0], 0, 1);
+	if (post_inline(ic, IBV_WR_SEND, 2, sg, 1, NULL, s[0]))
+		return -1;
+	sg[0] = ic_sge(s[1], 0, max);
+	if (post_inline(ic, IBV_WR_SEND, 3, sg, 1, NULL, s[1]))
+		return -1;
+	/* two SGEs where the QP has them: the device gathers inline data too */
+	int n = ic->conn.cap.max_send_sge >= 2 && max >= 2 ? 2 : 1;
+	sg[0] = ic_sge(s[2], 0, n == 2 ? max / 2 : max);
+	sg[1] = ic_sge(s[2], max / 2, max - max / 2);
+	if (post_inline(ic, IBV_WR_SEND, 4, sg, n, NULL, s[2]))
+		return -1;
+	for (uint64_t id = 1; id <= 4; id++)
+		if (ic_expect_wc(ic, ic->conn.scq, id, IBV_WC_SUCCESS, NULL))
+			return -1;
+	if (ic_step_send(ic, 3, NULL) || ic_step_recv(ic, 4, NULL))
+		return -1;
+	sg[0] = ic_sge(big, 0, max + 1);
+	struct ibv_send_wr wr = { .wr_id = 9, .opcode = IBV_WR_SEND, .sg_list = sg, .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE }, *bad = NULL;
+	int rc = ibv_post_send(ic->conn.qp, &wr, &bad);
+	EXPECT(ic, rc != 0, "an inline Send of %u octets, one above max_inline_data, was "
+	       "accepted at post", max + 1);
+	sg[0] = ic_sge(mark, 0, INL_MARK);
+	if (ic_post_send(ic, IBV_WR_SEND, 5, IBV_SEND_SIGNALED, sg, 1, 0, 0) ||
+	    ic_expect_wc(ic, ic->conn.scq, 5, IBV_WC_SUCCESS, NULL))
+		return -1;
+	return ic_step_send(ic, 5, NULL);
 }

@@ -35,6 +35,14 @@ const struct ic_check ic_checks[] = {
 	{ "rdma_read", "T20; RFC 5040 §5.2",
 	  "RDMA Reads of 1 MiB and 100 octets return the source, which is unchanged",
 	  HALVES(ck_read_srv, ck_read_cli) },
+	{ "ord_ird", "T18; verbs §6.5, §8.2.2 r18",
+	  "with ORD and IRD 2, 24 Reads and a Send posted at once: the requester queues the Reads "
+	  "past its ORD, all complete Success in post order, data exact",
+	  HALVES(ck_ord_srv, ck_ord_cli), .rd = 2 },
+	{ "read_fence", "T19; verbs §8.2.2 r2, r15, §8.2.2.2",
+	  "a large Read, then a Send with Read Fence: the responder overwrites the source when the "
+	  "Send arrives, the Read still returns the original; Read completes first",
+	  HALVES(ck_fence_srv, ck_fence_cli) },
 	{ "zero_length", "T40; verbs §7.6.3, §8.1.3.2",
 	  "zero-length Send, Read and Write with garbage STags complete Success; the Send "
 	  "consumes a Receive with byte_len 0", HALVES(ck_zero_srv, ck_zero_cli) },
@@ -45,9 +53,17 @@ const struct ic_check ic_checks[] = {
 	  "a 111-octet message gathered from 3 SGEs, written and sent: the Write places it whole, "
 	  "the Receive scatters it over 3 SGEs, nothing between them",
 	  HALVES(ck_sgl_srv, ck_sgl_cli) },
+	{ "send_inline", "ibv_post_send(3) IBV_SEND_INLINE; verbs §8.2.2 r8",
+	  "inline Sends of 1 and max_inline_data octets and an inline Write of max, each source "
+	  "overwritten at once after post, arrive intact; max + 1 is refused at post",
+	  HALVES(ck_send_inline_srv, ck_send_inline_cli), .inl = 64 },
 	{ "srq_limit", "T39; verbs §6.3",
 	  "5 Sends into an S-RQ of 8 Receives armed at 4: each in one Receive, one limit event",
 	  .prep = ck_srq_prep, HALVES(ck_srq_srv, ck_srq_cli) },
+	{ "srq_shared", "T39; verbs §6.3.5",
+	  "one S-RQ under two QPs (two connections): Sends on both take its Receives, each "
+	  "completion on its QP's CQ naming that QP, byte_len exact, in that QP's order",
+	  .prep = ck_srq_prep, HALVES(ck_srq_shared_srv, ck_srq_shared_cli) },
 	{ "solicited_event", "T38; verbs §8.2.5",
 	  "a CQ armed for solicited completions sleeps through a plain Send, wakes for an SE one",
 	  HALVES(ck_solicited_srv, ck_solicited_cli) },

@@ -40,6 +40,7 @@ struct ic_conn {
 	struct ibv_cq *scq, *rcq;
 	struct ibv_comp_channel *ch;  /* the Receive CQ's completion channel */
 	struct ibv_qp *qp;
+	struct ibv_qp_cap cap;  /* what rdma_create_qp gave (max_inline_data among them) */
 	bool disc;  /* DISCONNECTED seen */
 };
 
@@ -81,7 +82,9 @@ struct ic {
 	struct ibv_pd *pd, *pd2;          /* the check's PD, and a second one if it needs one */
 	struct ibv_mw *mw;                /* the check's memory window, if any */
 	struct ibv_srq *srq;              /* the server's S-RQ, for its QP, if the check has one */
+	int check;                        /* the index of the check running */
 	struct ic_conn conn;
+	struct ic_conn conn2;             /* a second connection, for a check that needs one */
 	struct ic_buf *bufs[IC_MAXBUF];
 	int nbufs;
 	struct ic_adv adv;               /* client: what the server offered */
@@ -89,7 +92,9 @@ struct ic {
 
 /* A check: id, the clauses it tests, and its halves. Local checks run `local` on both sides
  * (each side's own device); connected checks run `srv` and `cli` on a fresh connection,
- * `prep` first on the server (before its QP exists: an S-RQ; or NOT APPLICABLE). */
+ * `prep` first on the server (before its QP exists: an S-RQ; or NOT APPLICABLE). `rd` and
+ * `inl`, when not 0, are what the connection asks for: ORD and IRD (rdma_conn_param's
+ * initiator_depth and responder_resources, on both sides), and the QP's inline octets. */
 struct ic_check {
 	const char *id;
 	const char *clause;
@@ -98,6 +103,8 @@ struct ic_check {
 	int (*local)(struct ic *ic);
 	int (*srv)(struct ic *ic);
 	int (*cli)(struct ic *ic);
+	uint8_t rd;
+	uint16_t inl;
 };
 
 extern const struct ic_check ic_checks[];
@@ -129,8 +136,11 @@ long long ic_now_ms(void);
 int ic_post_wr(struct ic *ic, struct ibv_send_wr *wr);
 int ic_expect_wc(struct ic *ic, struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st,
 		 struct ibv_wc *out);
+int ic_expect_wc_qp(struct ic *ic, struct ibv_cq *cq, const struct ibv_qp *qp, uint64_t wr_id,
+		    enum ibv_wc_status st, struct ibv_wc *out);
 int ic_expect_no_wc(struct ic *ic, struct ibv_cq *cq, int ms);
 int ic_next_wc(struct ic *ic, struct ibv_cq *cq, struct ibv_wc *wc);
+int ic_next_wc_qp(struct ic *ic, struct ibv_cq *cq, const struct ibv_qp *qp, struct ibv_wc *wc);
 int ic_post_send(struct ic *ic, enum ibv_wr_opcode op, uint64_t wr_id, unsigned flags,
 		 struct ibv_sge *sg, int nsge, uint64_t raddr, uint32_t rkey);
 int ic_post_recv(struct ic *ic, uint64_t wr_id, struct ic_buf *b, size_t off, uint32_t len);
@@ -160,6 +170,8 @@ int ic_cm_listen(struct ic *ic, const char *addr, const char *port);
 int ic_cm_resolve(struct ic *ic, const char *addr, const char *port);
 int ic_cm_accept(struct ic *ic, uint32_t check);
 int ic_cm_connect(struct ic *ic, uint32_t check);
+int ic_cm_accept2(struct ic *ic);
+int ic_cm_connect2(struct ic *ic);
 int ic_cm_wait_disconnect(struct ic *ic, int ms);
 void ic_conn_free(struct ic *ic);
 

@@ -1,6 +1,6 @@
 /* rdma_cm: the server listens once; every connected check gets a fresh connection (the
  * check's index travels in the private data, so a stray client is refused), with its own
- * CQs and QP on the check's PD. */
+ * CQs and QP on the check's PD; a check may open a second one the same way. */
 #include <endian.h>
 #include <errno.h>
 #include <netdb.h>
@@ -14,7 +14,8 @@
 #define IC_RD_ATOM 4
 
 /* Wait for event t on id (any id for a CONNECT_REQUEST); the caller acks *out. Other
- * events are acked and dropped; a DISCONNECTED of this check's connection is noted. */
+ * events are acked and dropped, other connection requests refused; a DISCONNECTED of this
+ * check's connections is noted. */
 static int cm_wait(struct ic *ic, enum rdma_cm_event_type t, struct rdma_cm_id *id,
 		   struct rdma_cm_event **out, int ms)
 {
@@ -28,9 +29,19 @@ static int cm_wait(struct ic *ic, enum rdma_cm_event_type t, struct rdma_cm_id *
 			*out = ev;
 			return 0;
 		}
-		bool mine = ev->id == ic->conn.id && ic->conn.id;
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			/* not the one awaited: refused, never left pending (siw's kernel BUG()s in
+			 * iw_cm when the peer of a request nobody answered closes) */
+			struct rdma_cm_id *stray = ev->id;
+			rdma_ack_cm_event(ev);
+			rdma_reject(stray, NULL, 0);
+			rdma_destroy_id(stray);
+			continue;
+		}
+		struct ic_conn *c = ev->id == ic->conn2.id && ic->conn2.id ? &ic->conn2 : &ic->conn;
+		bool mine = ev->id == c->id && c->id;
 		if (mine && ev->event == RDMA_CM_EVENT_DISCONNECTED)
-			ic->conn.disc = true;
+			c->disc = true;
 		enum rdma_cm_event_type got = ev->event;
 		int st = ev->status;
 		rdma_ack_cm_event(ev);
@@ -121,9 +132,10 @@ static uint32_t sges(const struct ic *ic)
 	return ic->dev.max_sge < IC_SGES ? (uint32_t)ic->dev.max_sge : IC_SGES;
 }
 
-static int conn_setup(struct ic *ic, struct rdma_cm_id *id)
+/* The check's QP: with `inl` inline octets asked for, and without when the device refuses
+ * that (the cap it reports then says what it has). */
+static int conn_setup(struct ic *ic, struct ic_conn *c, struct rdma_cm_id *id)
 {
-	struct ic_conn *c = &ic->conn;
 	c->id = id;
 	c->ch = ibv_create_comp_channel(id->verbs);
 	EXPECT(ic, c->ch, "ibv_create_comp_channel failed: %s", strerror(errno));
@@ -133,19 +145,29 @@ static int conn_setup(struct ic *ic, struct rdma_cm_id *id)
 	struct ibv_qp_init_attr qa = { .send_cq = c->scq, .recv_cq = c->rcq,
 		.srq = ic->srq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = sges(ic),
-			 .max_recv_sge = sges(ic) } };
-	EXPECT(ic, rdma_create_qp(id, ic->pd, &qa) == 0, "rdma_create_qp failed: %s",
-	       strerror(errno));
+			 .max_recv_sge = sges(ic),
+			 .max_inline_data = ic_checks[ic->check].inl } };
+	struct ibv_qp_init_attr keep = qa;
+	int rc = rdma_create_qp(id, ic->pd, &qa);
+	if (rc != 0 && keep.cap.max_inline_data) {
+		qa = keep;
+		qa.cap.max_inline_data = 0;
+		rc = rdma_create_qp(id, ic->pd, &qa);
+	}
+	EXPECT(ic, rc == 0, "rdma_create_qp failed: %s", strerror(errno));
 	c->qp = id->qp;
+	c->cap = qa.cap;
 	return 0;
 }
 
-static int rd_atom(int dev_max)
+/* ORD or IRD: the check's, else IC_RD_ATOM; never above the device's maximum. */
+static int rd_atom(const struct ic *ic, int dev_max)
 {
-	return dev_max < IC_RD_ATOM ? dev_max : IC_RD_ATOM;
+	int want = ic_checks[ic->check].rd ? ic_checks[ic->check].rd : IC_RD_ATOM;
+	return dev_max < want ? dev_max : want;
 }
 
-int ic_cm_accept(struct ic *ic, uint32_t check)
+static int accept_on(struct ic *ic, struct ic_conn *c, uint32_t check)
 {
 	struct rdma_cm_event *ev;
 	if (cm_wait(ic, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, &ev, 2 * IC_WAIT_MS) != 0)
@@ -161,56 +183,81 @@ int ic_cm_accept(struct ic *ic, uint32_t check)
 		return ic_fail(ic, "connection request for check %u, expected %u", be32toh(got),
 			       check);
 	}
-	if (conn_setup(ic, id) != 0)
+	if (conn_setup(ic, c, id) != 0)
 		return -1;
-	struct rdma_conn_param cp = { .responder_resources = rd_atom(ic->dev.max_qp_rd_atom),
-				      .initiator_depth = rd_atom(ic->dev.max_qp_init_rd_atom) };
+	struct rdma_conn_param cp = { .responder_resources = rd_atom(ic, ic->dev.max_qp_rd_atom),
+				      .initiator_depth = rd_atom(ic, ic->dev.max_qp_init_rd_atom) };
 	EXPECT(ic, rdma_accept(id, &cp) == 0, "rdma_accept failed: %s", strerror(errno));
 	return cm_expect(ic, RDMA_CM_EVENT_ESTABLISHED, id);
 }
 
-int ic_cm_connect(struct ic *ic, uint32_t check)
+int ic_cm_accept(struct ic *ic, uint32_t check)
+{
+	return accept_on(ic, &ic->conn, check);
+}
+
+/* The check's second connection, from the same client. */
+int ic_cm_accept2(struct ic *ic)
+{
+	return accept_on(ic, &ic->conn2, (uint32_t)ic->check);
+}
+
+static int connect_on(struct ic *ic, struct ic_conn *c, uint32_t check)
 {
 	struct rdma_cm_id *id;
 	EXPECT(ic, rdma_create_id(ic->ech, &id, NULL, RDMA_PS_TCP) == 0,
 	       "rdma_create_id failed: %s", strerror(errno));
-	ic->conn.id = id;
+	c->id = id;
 	EXPECT(ic, rdma_resolve_addr(id, NULL, (struct sockaddr *)&ic->dst, 2000) == 0,
 	       "rdma_resolve_addr failed: %s", strerror(errno));
 	if (cm_expect(ic, RDMA_CM_EVENT_ADDR_RESOLVED, id) != 0)
 		return -1;
 	EXPECT(ic, rdma_resolve_route(id, 2000) == 0, "rdma_resolve_route failed: %s",
 	       strerror(errno));
-	if (cm_expect(ic, RDMA_CM_EVENT_ROUTE_RESOLVED, id) != 0 || conn_setup(ic, id) != 0)
+	if (cm_expect(ic, RDMA_CM_EVENT_ROUTE_RESOLVED, id) != 0 || conn_setup(ic, c, id) != 0)
 		return -1;
 	uint32_t pd = htobe32(check);
 	struct rdma_conn_param cp = { .private_data = &pd, .private_data_len = sizeof(pd),
-				      .responder_resources = rd_atom(ic->dev.max_qp_rd_atom),
-				      .initiator_depth = rd_atom(ic->dev.max_qp_init_rd_atom) };
+				      .responder_resources = rd_atom(ic, ic->dev.max_qp_rd_atom),
+				      .initiator_depth = rd_atom(ic, ic->dev.max_qp_init_rd_atom) };
 	EXPECT(ic, rdma_connect(id, &cp) == 0, "rdma_connect failed: %s", strerror(errno));
 	return cm_expect(ic, RDMA_CM_EVENT_ESTABLISHED, id);
 }
 
-int ic_cm_wait_disconnect(struct ic *ic, int ms)
+int ic_cm_connect(struct ic *ic, uint32_t check)
+{
+	return connect_on(ic, &ic->conn, check);
+}
+
+int ic_cm_connect2(struct ic *ic)
+{
+	return connect_on(ic, &ic->conn2, (uint32_t)ic->check);
+}
+
+static int wait_disconnect(struct ic *ic, struct ic_conn *c, int ms)
 {
 	struct rdma_cm_event *ev;
-	if (ic->conn.disc)
+	if (c->disc)
 		return 0;
-	if (cm_wait(ic, RDMA_CM_EVENT_DISCONNECTED, ic->conn.id, &ev, ms) != 0)
+	if (cm_wait(ic, RDMA_CM_EVENT_DISCONNECTED, c->id, &ev, ms) != 0)
 		return -1;
-	if (!ic->conn.disc)
+	if (!c->disc)
 		rdma_ack_cm_event(ev);
-	ic->conn.disc = true;
+	c->disc = true;
 	return 0;
 }
 
-void ic_conn_free(struct ic *ic)
+int ic_cm_wait_disconnect(struct ic *ic, int ms)
 {
-	struct ic_conn *c = &ic->conn;
+	return wait_disconnect(ic, &ic->conn, ms);
+}
+
+static void conn_free(struct ic *ic, struct ic_conn *c)
+{
 	if (c->id && c->qp && !c->disc) {
 		rdma_disconnect(c->id);
 		struct ic_res keep = ic->res;
-		ic_cm_wait_disconnect(ic, 1000);
+		wait_disconnect(ic, c, 1000);
 		ic->res = keep; /* a peer that already left is no failure of the check */
 	}
 	if (c->qp)
@@ -224,4 +271,11 @@ void ic_conn_free(struct ic *ic)
 	if (c->id)
 		rdma_destroy_id(c->id);
 	memset(c, 0, sizeof(*c));
+}
+
+/* The check's connections, the second first. */
+void ic_conn_free(struct ic *ic)
+{
+	conn_free(ic, &ic->conn2);
+	conn_free(ic, &ic->conn);
 }

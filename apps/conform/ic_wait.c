@@ -30,21 +30,27 @@ static int next_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 	}
 }
 
-/* The next completion on cq, whatever it is, naming the check's QP. */
-int ic_next_wc(struct ic *ic, struct ibv_cq *cq, struct ibv_wc *wc)
+/* The next completion on cq, whatever it is, naming qp. */
+int ic_next_wc_qp(struct ic *ic, struct ibv_cq *cq, const struct ibv_qp *qp, struct ibv_wc *wc)
 {
 	int n = next_wc(cq, wc, IC_WAIT_MS);
 	EXPECT(ic, n >= 0, "ibv_poll_cq failed");
 	EXPECT(ic, n == 1, "expected a completion, saw none in %d ms", IC_WAIT_MS);
-	EXPECT(ic, wc->qp_num == ic->conn.qp->qp_num,
+	EXPECT(ic, wc->qp_num == qp->qp_num,
 	       "completion of WR %llu names QP %u, expected %u", (unsigned long long)wc->wr_id,
-	       wc->qp_num, ic->conn.qp->qp_num);
+	       wc->qp_num, qp->qp_num);
 	return 0;
 }
 
-/* The next completion on cq must be (wr_id, st); *out gets it when given. */
-int ic_expect_wc(struct ic *ic, struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st,
-		 struct ibv_wc *out)
+/* The same, naming the check's QP. */
+int ic_next_wc(struct ic *ic, struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	return ic_next_wc_qp(ic, cq, ic->conn.qp, wc);
+}
+
+/* The next completion on cq must be (wr_id, st) and name qp; *out gets it when given. */
+int ic_expect_wc_qp(struct ic *ic, struct ibv_cq *cq, const struct ibv_qp *qp, uint64_t wr_id,
+		    enum ibv_wc_status st, struct ibv_wc *out)
 {
 	struct ibv_wc wc;
 	int n = next_wc(cq, &wc, IC_WAIT_MS);
@@ -55,12 +61,19 @@ int ic_expect_wc(struct ic *ic, struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_s
 	       "expected completion of WR %llu with %s, saw WR %llu with %s (vendor_err 0x%x)",
 	       (unsigned long long)wr_id, ibv_wc_status_str(st), (unsigned long long)wc.wr_id,
 	       ibv_wc_status_str(wc.status), wc.vendor_err);
-	EXPECT(ic, wc.qp_num == ic->conn.qp->qp_num,
+	EXPECT(ic, wc.qp_num == qp->qp_num,
 	       "completion of WR %llu names QP %u, expected %u", (unsigned long long)wr_id,
-	       wc.qp_num, ic->conn.qp->qp_num);
+	       wc.qp_num, qp->qp_num);
 	if (out)
 		*out = wc;
 	return 0;
+}
+
+/* The same on the check's QP. */
+int ic_expect_wc(struct ic *ic, struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st,
+		 struct ibv_wc *out)
+{
+	return ic_expect_wc_qp(ic, cq, ic->conn.qp, wr_id, st, out);
 }
 
 int ic_expect_no_wc(struct ic *ic, struct ibv_cq *cq, int ms)

@@ -224,6 +224,7 @@ static int run_check(struct ic *ic, int i, struct ic_row *row)
 	ic->peer_done = false;
 	memset(&ic->peer_res, 0, sizeof(ic->peer_res));
 	row->check = &ic_checks[i];
+	ic->check = i;
 	ic_drain_async(ic);
 	ic->pd = ibv_alloc_pd(ic->ctx);
 	if (!ic->pd)
