@@ -56,6 +56,7 @@ static inline void tcp_link_del(struct tcp_link *l)
 #define TCP_CHALLENGE_PER_SEC 1000u /* RFC 5961 7: ACK throttling */
 #define TCP_PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 5.5: 24 days */
 #define TCP_PAWS_WINDOW 1u  /* TSval ticks older than TS.Recent that PAWS still takes */
+#define TCP_OOW_ACK_US 500000u /* one reply a connection to refused pure ACKs (Linux) */
 #define TCP_PERSIST_MAX_US 60000000u
 #define TCP_RTO_MAX_US 120000000u
 /* Out-of-order ranges a connection may hold: enough for every other full segment of its
@@ -159,6 +160,7 @@ struct tcp_conn {
 	uint8_t comp_dups, comp_fresh;
 	uint16_t comp_held;
 	uint64_t comp_last_us;     /* when the last out-of-order segment came */
+	uint64_t oow_ack_us;       /* when a refused pure ACK was last answered */
 
 	/* timestamps (RFC 7323) */
 	uint32_t ts_recent;

@@ -313,7 +313,7 @@ static void ooo_ack_policy(struct tcp_conn *c, bool joins_front)
 		c->comp_nxt = c->rcv_nxt;
 		c->comp_dups = 0;
 	}
-	if (!joins_front || !c->comp_fresh)
+	if ((!joins_front || !c->comp_fresh) && c->comp_fresh < UINT8_MAX)
 		c->comp_fresh++;
 	if (c->comp_dups < 3) {
 		c->comp_dups++;

@@ -195,11 +195,20 @@ static void fin_arrived(struct tcp_conn *c)
 		tcp_conn_defer(c); /* on_eof after the data, from the deferred list */
 }
 
-/* The ACK for a dropped segment whose data we hold already names it (RFC 2883). */
+/* The ACK for a dropped segment whose data we hold already names it (RFC 2883). A refused
+ * pure ACK (an old one that a path reordered behind newer ones fails PAWS) is answered once
+ * per TCP_OOW_ACK_US at most, as Linux does: the answer tells the peer nothing it needs, and
+ * two ends that each refuse the other's ACKs would otherwise answer one another for ever. */
 static void dup_ack(struct tcp_conn *c, const struct tcp_seg *seg)
 {
 	uint32_t end = seg->seq + seg->payload_len;
+	uint64_t now = tcp_now_us(c->s);
 
+	if (!seg->payload_len && !(seg->flags & (TCP_F_SYN | TCP_F_FIN))) {
+		if (c->oow_ack_us && now - c->oow_ack_us < TCP_OOW_ACK_US)
+			return;
+		c->oow_ack_us = now;
+	}
 	if (seg->payload_len && seq_leq(end, c->rcv_nxt))
 		tcp_reass_dsack(c, seg->seq, end);
 	tcp_send_ack(c);

@@ -483,6 +483,64 @@ static void test_paws(void **state)
 	pair_ep_fini(&b);
 }
 
+/* Refused pure ACKs (an old ACK a path reordered behind newer ones fails PAWS) are
+ * answered once per TCP_OOW_ACK_US, as Linux does; refused data is answered every time (its
+ * ACK names what arrived twice). */
+static unsigned sent_by_b(unsigned from)
+{
+	unsigned k = 0;
+
+	for (unsigned i = from; i < P.nlog && i < PAIR_LOG; i++)
+		k += P.log[i].dir == PAIR_B;
+	return k;
+}
+
+static void test_paws_ack_replies(void **state)
+{
+	struct pair_ep a, b;
+	struct pair_inj in;
+	struct tcp_opt_out o = {0};
+	struct tcp_stack_stats st;
+	unsigned from;
+
+	(void)state;
+	pair_established(&a, &b);
+	assert_int_equal(pair_bulk(&P, &b, &a, 4000, 1 * SEC), 4000);
+	pair_advance(&P, 10 * MS, 1 * MS); /* A's last ACK */
+	conn_view(&a, &in);
+	in.flags = TCP_F_ACK;
+	in.ack -= 2000; /* older than B's SND.UNA: not a duplicate ACK */
+	o.ts = true;
+	o.ts_val = pair_last(&P, PAIR_A)->opts.ts_val - 1000;
+	in.opts = &o;
+	from = P.nlog;
+	for (int i = 0; i < 5; i++) {
+		pair_inject(&P, PAIR_B, &in);
+		pair_run(&P);
+	}
+	tcp_stack_get_stats(P.st[PAIR_B], &st);
+	assert_int_equal(st.paws_drops, 5);
+	assert_int_equal(sent_by_b(from), 1);
+	P.now_ns += TCP_OOW_ACK_US * 1000ull;
+	pair_inject(&P, PAIR_B, &in);
+	pair_inject(&P, PAIR_B, &in);
+	pair_run(&P);
+	assert_int_equal(sent_by_b(from), 2);
+	/* refused data: an answer each */
+	in.data = "old!";
+	in.len = 4;
+	pair_inject(&P, PAIR_B, &in);
+	pair_run(&P);
+	pair_inject(&P, PAIR_B, &in);
+	pair_run(&P);
+	assert_int_equal(sent_by_b(from), 4);
+	tcp_stack_get_stats(P.st[PAIR_B], &st);
+	assert_int_equal(st.paws_drops, 9);
+	assert_int_equal(tcp_conn_state(b.c), TCP_ESTABLISHED);
+	pair_ep_fini(&a);
+	pair_ep_fini(&b);
+}
+
 static void test_backlog(void **state)
 {
 	struct tcp_stack_cfg cb;
@@ -920,6 +978,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rst_rules, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_syn_in_established, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_paws, pair_fixture_setup, pair_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_paws_ack_replies, pair_fixture_setup,
+						pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_backlog, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_keepalive, pair_fixture_setup, pair_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_syn_retries, pair_fixture_setup, pair_fixture_teardown),
