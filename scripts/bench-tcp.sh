@@ -27,7 +27,9 @@
 #      cross-core copy;
 #   6. message rate (issue 31): softrnic-perf Send and RDMA Write bandwidth tests of 64 and
 #      4096 octets over 1 and 16 QPs (-Q; one thread serves them all, so a rate per core
-#      pair), BENCH_ROUNDS rounds, each case over memif (MTU 1500, the port's defaults) then
+#      pair), one WR a post, and the 64-octet cases again with lists of 16 WRs a post (-B 16,
+#      perftest's --post_list: the RNIC frames a list in one pass, one doorbell),
+#      BENCH_ROUNDS rounds, each case over memif (MTU 1500, the port's defaults) then
 #      over the kernel-socket transport on loopback with the same pinning; judged on the
 #      medians: 64 B >= 5 M msg/s with 1 QP and >= 8 M/s with 16 QPs over memif (each also
 #      as the ratio to kernel sockets), 4 KiB Write with 1 QP over memif >= 1.5x kernel
@@ -284,22 +286,23 @@ sock_pair() {
 	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
 }
 
-# msg_rate VAR memif|sock TEST SIZE QPS: the message rate, millions a second, of softrnic-perf's
-# TEST (write, send) bandwidth test with SIZE-octet messages over QPS QPs into VAR (0: did
-# not complete); the run's messages (BENCH_RATE_ITERS or BENCH_RATE_SOCK_ITERS, a fifth of
-# it at 4096 octets) are split among the QPs, so every case lasts about as long.
+# msg_rate VAR memif|sock TEST SIZE QPS LIST: the message rate, millions a second, of
+# softrnic-perf's TEST (write, send) bandwidth test with SIZE-octet messages over QPS QPs,
+# LIST WRs a post, into VAR (0: did not complete); the run's messages (BENCH_RATE_ITERS or
+# BENCH_RATE_SOCK_ITERS, a fifth of it at 4096 octets) are split among the QPs, so every case
+# lasts about as long.
 msg_rate() {
-	local var=$1 link=$2 name="rate-$2-$3-$4-$5" iters rate=0
+	local var=$1 link=$2 name="rate-$2-$3-$4-$5-$6" iters rate=0
 	iters=$RATE_ITERS
 	[ "$link" = sock ] && iters=$RATE_SOCK_ITERS
 	[ "$4" -ge 4096 ] && iters=$((iters / 5))
-	local args="-t $3 -s $4 -n $((iters / $5)) -Q $5"
+	local args="-t $3 -s $4 -n $((iters / $5)) -Q $5 -B $6"
 	if { [ "$link" = memif ] && rdma_pair "$name" "$args"; } ||
 		{ [ "$link" = sock ] && sock_pair "$name" "$args"; }; then
 		# bytes iters peak avg[MiB/s] rate[Mpps]
 		rate=$(awk -v s="$4" '$1 == s && NF >= 5 { print $5 }' "$T/$name.cli" | tail -1)
 	else
-		echo "$3 $4 B over $5 QP(s) on $link: did not complete" \
+		echo "$3 $4 B over $5 QP(s), lists of $6, on $link: did not complete" \
 			"(client: $(grep -v '^EAL\|^rte_pmd' "$T/$name.cli" | tail -1))$PAIR_NOTE"
 	fi
 	printf -v "$var" '%s' "${rate:-0}"
@@ -309,21 +312,24 @@ if [ "${BENCH_RDMA:-1}" = 1 ] && [ "${BENCH_RATE:-1}" != 0 ]; then
 	# Interleaved as the bandwidth rounds are: each case over memif, then at once over kernel
 	# sockets, so a round's ratio sees one state of the shared machine.
 	echo "-- 6. message rate: $ROUNDS rounds of Send and RDMA Write, 64 and 4096 octets," \
-		"1 and 16 QPs, memif ($RATE_ITERS messages, 4096 octets a fifth) then kernel" \
-		"sockets ($RATE_SOCK_ITERS)"
+		"1 and 16 QPs, one WR a post, and 64 octets in lists of 16; memif" \
+		"($RATE_ITERS messages, 4096 octets a fifth) then kernel sockets ($RATE_SOCK_ITERS)"
 	rate_rounds=""
 	for r in $(seq "$ROUNDS"); do
 		for t in send write; do
-			for sz in 64 4096; do
+			for c in 64:1 4096:1 64:16; do
+				sz=${c%:*} list=${c#*:}
 				for q in 1 16; do
 					qn="$q QPs"
 					[ "$q" = 1 ] && qn="1 QP"
-					msg_rate rm memif "$t" "$sz" "$q"
-					msg_rate rk sock "$t" "$sz" "$q"
-					echo "round $r: $t $sz B, $qn: memif $rm M msg/s, kernel sockets $rk M msg/s"
-					bench_csv "$t message rate $qn memif vs kernel sockets" "$sz" "M msg/s" \
+					ln=""
+					[ "$list" = 1 ] || ln=", lists of $list"
+					msg_rate rm memif "$t" "$sz" "$q" "$list"
+					msg_rate rk sock "$t" "$sz" "$q" "$list"
+					echo "round $r: $t $sz B, $qn$ln: memif $rm M msg/s, kernel sockets $rk M msg/s"
+					bench_csv "$t message rate $qn$ln memif vs kernel sockets" "$sz" "M msg/s" \
 						"$rm" "$rk" "$r"
-					rate_rounds+="$t:$sz:$q:$rm:$rk "
+					rate_rounds+="$t:$sz:$q:$list:$rm:$rk "
 				done
 			done
 		done
@@ -393,27 +399,28 @@ if mtus:
     judged("rdma      write 64 KiB MTU 1500 vs iperf3", "Gbit/s", [(w, i) for i, w, _, _ in mtus], 1.0)
     judged("rdma      write 64 KiB MTU 9000 vs copy  ", "Gbit/s", [(w, x) for _, _, x, w in mtus], 0.5)
 cases = {}
-for t, sz, q, rm, rk in rates:
-    cases.setdefault((t, int(sz), int(q)), []).append((float(rm), float(rk)))
+for t, sz, q, lst, rm, rk in rates:
+    cases.setdefault((t, int(sz), int(q), int(lst)), []).append((float(rm), float(rk)))
 goals = {1: 5.0, 16: 8.0}   # M msg/s, 64 B over memif
-for (t, sz, q), rs in cases.items():
+for (t, sz, q, lst), rs in cases.items():
+    name = f"rate      {t:5} {sz:4} B {q:2} QP{'s' if q > 1 else ' '} list {lst:2}"
     done = [(m, k) for m, k in rs if m > 0]
     if not done:
-        print(f"rate      {t:5} {sz:4} B {q:2} QP{'s' if q > 1 else ' '}: did not complete")
+        print(f"{name}: did not complete")
         continue
     m = statistics.median(m for m, _ in done)
     ks = [m2 / k for m2, k in done if k > 0]
     vs = f"memif/sockets {statistics.median(ks):6.2f}x" if ks else "memif/sockets      -"
     kd = [k for _, k in rs if k > 0]
     km = f"{statistics.median(kd):7.3f}" if kd else "      -"
-    line = (f"rate      {t:5} {sz:4} B {q:2} QP{'s' if q > 1 else ' '}  memif {m:7.3f} M msg/s   kernel sockets "
+    line = (f"{name}  memif {m:7.3f} M msg/s   kernel sockets "
             f"{km} M msg/s   {vs}   "
             f"per round {' '.join(f'{a:.3f}' for a, _ in rs)} ({len(done)}/{len(rs)} rounds)")
     if sz == 64:
         ok = "met" if m >= goals[q] and len(done) == len(rs) else "MISSED"
         line += f"   goal >={goals[q]:g} M/s: {ok}"
     print(line)
-w4k = cases.get(("write", 4096, 1))
+w4k = cases.get(("write", 4096, 1, 1))
 if w4k:
     judged("rate      write 4 KiB 1 QP memif vs sockets", "M msg/s", w4k, 1.5)
 EOF

@@ -21,6 +21,8 @@ enum perf_test { PERF_WRITE, PERF_READ, PERF_SEND };
 /* Most connections (perf_params.qps) one run opens: the server takes the count from the
  * client, so it is bounded as the size is. */
 #define PERF_MAX_QPS 64u
+/* Longest post list (perf_params.post_list). */
+#define PERF_MAX_POST_LIST 64u
 
 struct perf_params {
 	enum perf_test test;
@@ -28,6 +30,9 @@ struct perf_params {
 	uint32_t size;          /* message bytes */
 	uint32_t iters;
 	uint32_t tx_depth;      /* bandwidth: WRs in flight per QP (reads: also capped by ORD) */
+	uint32_t post_list;     /* bandwidth, client: WRs per ibv_post_send, a linked list (perftest's
+	                         * --post_list): the RNIC frames a list in one pass and hands it
+	                         * to TCP in one send. 0 or 1: one WR per call */
 	uint32_t qps;           /* bandwidth: connections, each its own QP and CQ, served in
 	                         * turn by one thread as perftest's -q does; iters is per QP.
 	                         * 0 or 1: one (the only choice for latency and interleaving) */

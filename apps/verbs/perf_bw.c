@@ -88,17 +88,26 @@ static uint32_t mod_of(uint32_t depth)
 	return depth / 2 ? (depth / 2 < 64 ? depth / 2 : 64) : 1;
 }
 
-/* Posts what the depth, the credits and the block allow; *posted counts the run's WRs. */
+/* Posts what the depth, the credits and the block allow, p.post_list WRs a call at most;
+ * *posted counts the run's WRs. */
 static int post_some(struct perf_sess *s, uint64_t *posted, uint32_t depth, uint32_t mod)
 {
 	static const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND };
-	while (may_post(s, *posted, depth)) {
-		++*posted;
+	uint32_t list = s->p.post_list > 1 ? s->p.post_list : 1, n = 0;
+	bool signaled[PERF_MAX_POST_LIST];
+
+	while (may_post(s, *posted + n, depth) && n < list) {
+		uint64_t seq = *posted + ++n;
 		/* signaled: every mod-th, and the last of the run or of a block, whose completion
 		 * ends it */
-		if (perf_post(s, ops[s->p.test], *posted,
-			      *posted % mod == 0 || *posted == post_limit(s)))
-			return -1;
+		signaled[n - 1] = seq % mod == 0 || seq == post_limit(s);
+		if (n == list || !may_post(s, seq, depth)) {
+			if (n == 1 ? perf_post(s, ops[s->p.test], seq, signaled[0])
+				   : perf_post_list(s, ops[s->p.test], *posted + 1, n, signaled))
+				return -1;
+			*posted = seq;
+			n = 0;
+		}
 	}
 	return 0;
 }

@@ -133,6 +133,28 @@ int perf_post(struct perf_sess *s, enum ibv_wr_opcode op, uint64_t seq, bool sig
 	               s->rkey, signaled);
 }
 
+int perf_post_list(struct perf_sess *s, enum ibv_wr_opcode op, uint64_t first, uint32_t n,
+                   const bool *signaled)
+{
+	struct ibv_send_wr wr[PERF_MAX_POST_LIST], *bad;
+	struct ibv_sge sge = { .addr = (uintptr_t)(op == IBV_WR_RDMA_READ ? s->rx : s->tx),
+	                       .length = s->p.size, .lkey = s->data_mr->lkey };
+
+	if (n == 0 || n > PERF_MAX_POST_LIST)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = WR_ID(K_DATA, first + i), .sg_list = &sge, .num_sge = 1,
+			.opcode = op, .send_flags = signaled[i] ? IBV_SEND_SIGNALED : 0,
+			.wr.rdma = { .remote_addr = s->raddr, .rkey = s->rkey },
+			.next = i + 1 < n ? &wr[i + 1] : NULL,
+		};
+	int rc = ibv_post_send(s->c.qp, wr, &bad);
+	if (rc)
+		fprintf(stderr, "ibv_post_send (a list of %u): %s\n", n, strerror(rc));
+	return rc ? -1 : 0;
+}
+
 static int post_ctl_recv(struct perf_sess *s)
 {
 	if (vx_post_recv(&s->c, WR_ID(K_CTL_RECV, 0), &s->ctl->rx, sizeof s->ctl->rx, s->ctl_mr))

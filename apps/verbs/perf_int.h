@@ -59,6 +59,9 @@ void perf_arm_deadline(struct perf_sess *s);
 int perf_wait(struct perf_sess *s, unsigned kind, enum vx_poll mode);
 int perf_post_data_recv(struct perf_sess *s);
 int perf_post(struct perf_sess *s, enum ibv_wr_opcode op, uint64_t seq, bool signaled);
+/* Posts n WRs as one list, sequence numbers first..first+n-1; signaled[i] for the i-th. */
+int perf_post_list(struct perf_sess *s, enum ibv_wr_opcode op, uint64_t first, uint32_t n,
+                   const bool *signaled);
 
 /* perf_lat.c / perf_bw.c: the client measures into r; the server serves. */
 int perf_lat_client(struct perf_sess *s, struct perf_result *r);

@@ -37,9 +37,10 @@
 
 static const char usage_text[] =
 	"usage: softrnic-perf [-t write|read|send] [-l] [-s SIZE] [-n ITERS] [-d DEPTH] [-p PORT]"
-	" [-Q QPS] [-b ADDR] [-M MAX] [-R] [-y] [-P] [-T SEC] [-L SEC] [-q] [SERVER]\n"
+	" [-Q QPS] [-B LIST] [-b ADDR] [-M MAX] [-R] [-y] [-P] [-T SEC] [-L SEC] [-q] [SERVER]\n"
 	"  -Q QPS  bandwidth: connections, each its own QP, ITERS messages on each (default 1,"
 	" at most 64)\n"
+	"  -B LIST bandwidth: post up to LIST WRs in one ibv_post_send (default 1, at most 64)\n"
 	"  -M MAX  server: largest message size accepted from a client (default 64 MiB,"
 	" at most 2 GiB)\n";
 
@@ -73,7 +74,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 	int opt;
 	*p = (struct perf_params){ .port = "18515", .tx_depth = 128, .mode = VX_BUSY,
 	                           .timeout_ms = 30000, .log = stdout };
-	while ((opt = getopt(argc, argv, "t:ls:n:d:Q:p:b:M:RyPT:L:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:ls:n:d:Q:B:p:b:M:RyPT:L:qh")) != -1) {
 		switch (opt) {
 		case 't': p->test = test_of(optarg); break;
 		case 'l': p->lat = true; break;
@@ -81,6 +82,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 		case 'n': iters = num(optarg, "iterations", 1, 100000000); break;
 		case 'd': p->tx_depth = (uint32_t)num(optarg, "depth", 1, 256); break;
 		case 'Q': p->qps = (uint32_t)num(optarg, "QP count", 1, PERF_MAX_QPS); break;
+		case 'B': p->post_list = (uint32_t)num(optarg, "post list", 1, PERF_MAX_POST_LIST); break;
 		case 'p': num(optarg, "port", 1, 65535); p->port = optarg; break;
 		case 'b': p->addr = optarg; break;
 		case 'M': p->max_size = (uint32_t)num(optarg, "max size", 1, 1L << 31); break;
@@ -94,7 +96,7 @@ static void parse(struct perf_params *p, bool *quiet, int argc, char **argv)
 		}
 	}
 	/* latency tests are one message at a time on one connection */
-	if (argc - optind > 1 || (argc - optind == 1 && p->addr) || (p->qps > 1 && p->lat)) {
+	if (argc - optind > 1 || (argc - optind == 1 && p->addr) || ((p->qps > 1 || p->post_list > 1) && p->lat)) {
 		fputs(usage_text, stderr);
 		exit(2);
 	}

@@ -1,7 +1,9 @@
 #!/bin/sh
 # softrnic-perf: each test (write, read, send; bandwidth and latency) completes a short run on
 # loopback and prints a result line with sane numbers (no timing thresholds); bandwidth tests
-# also over several QPs (-Q), whose banner counts them; -Q with a latency test is a usage error.
+# also over several QPs (-Q), whose banner counts them, and with WRs posted in lists (-B, run
+# lengths that no list divides, so the last list is a short one); -Q or -B with a latency test,
+# and a list longer than 64, are usage errors.
 # Usage: perf_lo.sh /path/to/softrnic-perf
 set -u
 TEST_NAME=apps_perf
@@ -20,8 +22,8 @@ check_line() {
 		END { exit !(found && !bad) }'
 }
 
-run() { # test lat(0|1) size iters [qps]
-	opts="-t $1 -s $3 -n $4${5:+ -Q $5}"
+run() { # test lat(0|1) size iters [qps [list]]
+	opts="-t $1 -s $3 -n $4${5:+ -Q $5}${6:+ -B $6}"
 	[ "$2" -eq 1 ] && opts="$opts -l"
 	pick_port
 	start_server timeout "$PROG_TIMEOUT" "$PERF" -p "$PORT" -T 20 >/dev/null
@@ -46,7 +48,14 @@ for t in write read send; do
 	run "$t" 1 4000 200
 	# several QPs on one thread: every QP's iterations complete (Send: each its credits)
 	run "$t" 0 64 1000 4
+	# lists of WRs a post: one QP, and several (Send: lists cut short by the credits too)
+	run "$t" 0 64 1001 1 16
+	run "$t" 0 100 999 3 7
 done
 "$PERF" -Q 2 -l 127.0.0.1 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "-Q with a latency test is not a usage error"
+"$PERF" -B 2 -l 127.0.0.1 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "-B with a latency test is not a usage error"
+"$PERF" -B 65 127.0.0.1 >/dev/null 2>&1
+[ $? -eq 2 ] || fail "-B 65 is not a usage error"
 echo "$TEST_NAME: OK"

@@ -2,7 +2,7 @@
 # softrnic-perf, unchanged, between two processes over net_memif (server 198.51.100.1 is the
 # memif server, the client 198.51.100.2): write, read and send; bandwidth and latency; short
 # runs, each must print a sane result line (no timing thresholds); Send bandwidth over four
-# QPs (-Q); bandwidth again with
+# QPs (-Q); RDMA Write with WRs posted in lists (-B); bandwidth again with
 # zero-copy transmit (tx_refs). Both sides poll with
 # sched_yield (-y): the machine's cores are shared.
 # Usage: perf_memif.sh /path/to/softrnic-perf
@@ -58,6 +58,7 @@ for t in write read send; do
 done
 run write 1 8 300 -P   # write latency with the target polling its CQ (the server takes -P)
 run send 0 64 1000 "-Q 4"  # four QPs on one thread, each its own connection through the engine
+run write 0 64 1001 "-B 16"  # lists of 16 WRs a post, the last one short
 # payload sent by reference from the registered buffers (key tx_refs) on both ends: Writes
 # and Sends complete after the ACK, Read Responses free their IRD slot when handed over
 # (the requester keeps up to its ORD outstanding)
