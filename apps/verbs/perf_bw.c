@@ -102,8 +102,7 @@ static int post_some(struct perf_sess *s, uint64_t *posted, uint32_t depth, uint
 		 * ends it */
 		signaled[n - 1] = seq % mod == 0 || seq == post_limit(s);
 		if (n == list || !may_post(s, seq, depth)) {
-			if (n == 1 ? perf_post(s, ops[s->p.test], seq, signaled[0])
-				   : perf_post_list(s, ops[s->p.test], *posted + 1, n, signaled))
+			if (perf_post_list(s, ops[s->p.test], *posted + 1, n, signaled))
 				return -1;
 			*posted = seq;
 			n = 0;

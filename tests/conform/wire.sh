@@ -25,10 +25,9 @@ FAULT=${5:-}
 TEST_NAME=conform_wire_$MODE${FAULT:+_$FAULT}
 need_cmd python3 python3
 dpdk_tmpdir
-# Leaks stay unchecked here as for every program of the sanitizer run: LeakSanitizer's exit
-# check hung the target at times on this kernel (its tracer waiting in wait4, the main thread
-# spinning in sched_yield, TERM ignored), and the test with it
-TARGET_ENV=${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS}
+# The target keeps the sanitizer run's ASAN_OPTIONS, leaks unchecked as for every program of
+# that run: LeakSanitizer's exit check hung the target at times on this kernel (its tracer
+# waiting in wait4, the main thread spinning in sched_yield, TERM ignored), and the test with it
 N=$(python3 "$PEER" --list | wc -l)
 [ "$N" -gt 40 ] || fail "iwarp-conform-wire --list lists $N checks"
 
@@ -48,8 +47,7 @@ if [ "$MODE" = dpdk ]; then
 	ADDR=198.51.100.1
 	PORT=7491
 	# shellcheck disable=SC2086
-	start_server timeout 300 ip netns exec "$DPDK_NS_A" env ${TARGET_ENV:+"$TARGET_ENV"} \
-		SOFTRNIC_TRANSPORT=dpdk \
+	start_server timeout 300 ip netns exec "$DPDK_NS_A" env SOFTRNIC_TRANSPORT=dpdk \
 		"$(dpdk_eal server "net_af_packet0,iface=veth-a,qdisc_bypass=1")" \
 		SOFTRNIC_DPDK_IP=198.51.100.1/24 "$TARGET" --wire-target "$ADDR" --port "$PORT" \
 		--ctl-addr "$DPDK_CTL_A" --ctl-port 7492 $FARGS \
@@ -64,7 +62,7 @@ else
 	CTL_PORT=$PORT
 	pick_port
 	# shellcheck disable=SC2086
-	start_server timeout 300 env ${TARGET_ENV:+"$TARGET_ENV"} "$TARGET" --wire-target "$ADDR" \
+	start_server timeout 300 "$TARGET" --wire-target "$ADDR" \
 		--port "$PORT" --ctl-port "$CTL_PORT" $FARGS \
 		>"$DPDK_DIR/target.log" 2>"$DPDK_DIR/target.err"
 	wait_listen "$PORT" || { cat "$DPDK_DIR/target.err"; fail "target not listening"; }
